@@ -1,0 +1,17 @@
+import { defineConfig } from "tsup";
+
+export default defineConfig({
+  entry: {
+    index: "src/index.ts",
+    hono: "src/hono/index.ts",
+    express: "src/express/index.ts",
+    fetch: "src/fetch/index.ts",
+  },
+  format: ["esm", "cjs"],
+  dts: true,
+  clean: true,
+  sourcemap: true,
+  target: "es2022",
+  splitting: false,
+  treeshake: true,
+});
