@@ -29,9 +29,10 @@ describe("runtime-neutral core", () => {
     expect(text).not.toMatch(/import\(\s*["']node:/);
   });
 
-  it.each(
-    files.filter((file) => !file.endsWith(ENV_HELPER)).map((file) => [relative(srcDir, file), file]),
-  )("%s does not touch process", (_, file) => {
-    expect(readFileSync(file, "utf8")).not.toMatch(/\bprocess\./);
-  });
+  it.each(files.filter((file) => !file.endsWith(ENV_HELPER)).map((file) => [relative(srcDir, file), file]))(
+    "%s does not touch process",
+    (_, file) => {
+      expect(readFileSync(file, "utf8")).not.toMatch(/\bprocess\./);
+    },
+  );
 });
