@@ -1,0 +1,103 @@
+import { resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "./config.js";
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return [...error.problems];
+    throw error;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("loadConfig", () => {
+  it("applies the documented defaults", () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      host: "127.0.0.1",
+      port: 7777,
+      dataDir: resolve("./.data"),
+      env: "development",
+      logLevel: "info",
+      databases: [],
+      platformId: "agent-platform",
+      shutdownTimeoutMs: 10_000,
+      jwt: {
+        verificationKey: undefined,
+        verifyAudience: false,
+        authorization: true,
+        tokenSource: "header",
+      },
+    });
+  });
+
+  it("registers DATABASE_URL as default and DATABASES by id", () => {
+    const config = loadConfig({
+      DATABASE_URL: "postgres://u:p@h/db",
+      DATABASES: " analytics=postgresql://h/a?sslmode=require , b-2=postgres://h/b",
+    });
+    expect(config.databases).toEqual([
+      { id: "default", url: "postgres://u:p@h/db" },
+      { id: "analytics", url: "postgresql://h/a?sslmode=require" },
+      { id: "b-2", url: "postgres://h/b" },
+    ]);
+  });
+
+  it("reads JWT variables, lists and booleans", () => {
+    const config = loadConfig({
+      JWT_VERIFICATION_KEY: "-----BEGIN PUBLIC KEY-----\\nabc\\n-----END PUBLIC KEY-----",
+      JWT_ALGORITHM: "ES256",
+      JWT_AUDIENCE: "a, b",
+      JWT_VERIFY_AUDIENCE: "yes",
+      JWT_AUTHORIZATION: "false",
+      JWT_TOKEN_SOURCE: "BOTH",
+      JWT_COOKIE_NAME: "jwt",
+      JWT_ISSUER: "https://issuer",
+      PLATFORM_ID: "prod-eu",
+    });
+    expect(config.jwt).toMatchObject({
+      verificationKey: "-----BEGIN PUBLIC KEY-----\nabc\n-----END PUBLIC KEY-----",
+      algorithm: "ES256",
+      audience: ["a", "b"],
+      verifyAudience: true,
+      authorization: false,
+      tokenSource: "both",
+      cookieName: "jwt",
+      issuer: ["https://issuer"],
+    });
+    expect(config.platformId).toBe("prod-eu");
+  });
+
+  it.each([
+    [{ PORT: "eighty" }, "PORT"],
+    [{ PORT: "70000" }, "PORT"],
+    [{ PLATFORM_ENV: "prod" }, "PLATFORM_ENV"],
+    [{ LOG_LEVEL: "loud" }, "LOG_LEVEL"],
+    [{ DATABASE_URL: "mysql://h/db" }, "DATABASE_URL"],
+    [{ DATABASES: "nourl" }, "DATABASES"],
+    [{ DATABASES: "all=postgres://h/a" }, "DATABASES"],
+    [{ DATABASES: "bad id=postgres://h/a" }, "DATABASES"],
+    [{ DATABASES: "a=postgres://h/a,a=postgres://h/b" }, "DATABASES"],
+    [{ DATABASES: "a=http://h/a" }, "DATABASES"],
+    [{ DATABASES: "default=postgres://h/a", DATABASE_URL: "postgres://h/b" }, "DATABASES"],
+    [{ JWT_ALGORITHM: "none" }, "JWT_ALGORITHM"],
+    [{ JWT_VERIFY_AUDIENCE: "maybe" }, "JWT_VERIFY_AUDIENCE"],
+    [{ JWT_AUTHORIZATION: "2" }, "JWT_AUTHORIZATION"],
+    [{ JWT_TOKEN_SOURCE: "query" }, "JWT_TOKEN_SOURCE"],
+    [{ JWT_JWKS_URL: "file:///etc/jwks.json" }, "JWT_JWKS_URL"],
+    [{ SHUTDOWN_TIMEOUT_MS: "-1" }, "SHUTDOWN_TIMEOUT_MS"],
+  ])("rejects %j naming %s", (env, variable) => {
+    const problems = problemsOf(env);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(new RegExp(`^${variable}: `));
+  });
+
+  it("reports every bad variable at once and never echoes a database password", () => {
+    const problems = problemsOf({ PORT: "x", DATABASES: "a=mysql://user:secret@h/a,b:c=:d" });
+    expect(problems.some((p) => p.startsWith("PORT: "))).toBe(true);
+    expect(problems.filter((p) => p.startsWith("DATABASES: "))).toHaveLength(2);
+    expect(problems.join("\n")).not.toContain("secret");
+  });
+});
