@@ -1,1 +1,37 @@
-console.log("no benchmarks yet");
+import { describeMachine, printGroup, writeReport } from "./src/report.js";
+import type { GroupResult } from "./src/types.js";
+import { runVerifyGroup } from "./src/verify.js";
+
+/**
+ * `pnpm bench` entry: runs every group in turn, prints its tables, then writes bench/results.json, the charts and
+ * BENCHMARKS.md. Flags: --quick (smoke run, tiny durations, figures meaningless), --only=verify,http,...
+ * Exits 0 when a target is missed: a miss is a finding, reported, not a failure.
+ */
+const GROUPS: Record<string, (options: { quick: boolean }) => Promise<GroupResult>> = {
+  verify: runVerifyGroup,
+};
+
+const args = process.argv.slice(2);
+const quick = args.includes("--quick");
+const only = args
+  .find((a) => a.startsWith("--only="))
+  ?.slice("--only=".length)
+  .split(",");
+const started = performance.now();
+const groups: GroupResult[] = [];
+for (const [name, run] of Object.entries(GROUPS)) {
+  if (only && !only.includes(name)) continue;
+  const group = await run({ quick });
+  printGroup(group);
+  groups.push(group);
+}
+writeReport({
+  date: new Date().toISOString(),
+  quick,
+  durationSeconds: (performance.now() - started) / 1000,
+  machine: describeMachine(),
+  groups,
+});
+console.log(
+  `\nwrote bench/results.json, bench/charts/*.svg and BENCHMARKS.md in ${Math.round((performance.now() - started) / 1000)} s`,
+);

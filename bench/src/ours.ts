@@ -1,0 +1,53 @@
+import { type Alg, type KeyMaterial, SCOPE } from "./keys.js";
+
+/**
+ * Our packages are loaded by name at run time and typed structurally here, so the harness builds and runs (and
+ * reports a row as unavailable) while a package is still being written.
+ */
+export interface AuthInput {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+}
+export type AuthOutcome = { ok: true } | { ok: false; error: unknown };
+export interface JwtAuth {
+  authenticate(input: AuthInput): AuthOutcome | Promise<AuthOutcome>;
+}
+export type CreateJwtAuth = (options: Record<string, unknown>) => JwtAuth;
+export type Unavailable = { unavailable: string };
+
+export const BENCH_PATH = "/bench";
+
+export interface OursConfig {
+  authorization: boolean;
+  cache?: false | { max: number; ttlMs: number };
+}
+
+/** The options every benchmark passes: one key, one algorithm, and with authorization one scope on the route. */
+export function oursOptions(keys: KeyMaterial | { alg: Alg; verificationText: string }, config: OursConfig) {
+  return {
+    verificationKeys: [keys.verificationText],
+    algorithm: keys.alg,
+    ...(config.authorization
+      ? { authorization: true, scopeMappings: { [`GET ${BENCH_PATH}`]: [SCOPE] } }
+      : { authorization: false }),
+    ...(config.cache === undefined ? {} : { cache: config.cache }),
+  };
+}
+
+export async function loadExport<T>(specifier: string, name: string): Promise<T | Unavailable> {
+  try {
+    const mod = (await import(specifier)) as Record<string, unknown>;
+    const value = mod[name];
+    if (typeof value !== "function") return { unavailable: `${specifier} has no export ${name} yet` };
+    return value as T;
+  } catch (error) {
+    return { unavailable: `${specifier} failed to load: ${(error as Error).message}` };
+  }
+}
+
+export function isUnavailable(value: unknown): value is Unavailable {
+  return typeof value === "object" && value !== null && "unavailable" in value;
+}
+
+export const loadCore = () => loadExport<CreateJwtAuth>("@agent-platform/jwt-rbac", "createJwtAuth");

@@ -1,0 +1,333 @@
+import { webcrypto } from "node:crypto";
+import { createVerifier } from "fast-jwt";
+import { verify as honoVerify } from "hono/jwt";
+import { importSPKI, jwtVerify } from "jose";
+import jsonwebtoken from "jsonwebtoken";
+import { Bench } from "tinybench";
+import { createFloorVerifier } from "./floor.js";
+import { ALGORITHMS, type Alg, type KeyMaterial, makeKeys, signToken } from "./keys.js";
+import { BENCH_PATH, isUnavailable, loadCore, oursOptions } from "./ours.js";
+import { median, ratio, sig } from "./stats.js";
+import type { BarKind, GroupResult, Table, Target } from "./types.js";
+
+const IN_FLIGHT = 32;
+
+interface Row {
+  id: RowId;
+  label: string;
+  kind: BarKind;
+  /** Absent: the row is not measured for this algorithm; `skip` says why. */
+  run?: () => unknown;
+  skip?: string;
+}
+
+type RowId =
+  | "floor"
+  | "jose"
+  | "oursNoCache"
+  | "oursCache"
+  | "fastJwt"
+  | "fastJwtCache"
+  | "jsonwebtoken"
+  | "honoString"
+  | "honoCryptoKey";
+
+const LABELS: Record<RowId, [string, BarKind]> = {
+  floor: ["node:crypto one-shot (floor)", "floor"],
+  jose: ["jose.jwtVerify, pre-imported CryptoKey", "peer"],
+  oursNoCache: ["ours: authenticate(), cache off", "ours"],
+  oursCache: ["ours: authenticate(), cache on, same token", "ours"],
+  fastJwt: ["fast-jwt createVerifier, no cache", "peer"],
+  fastJwtCache: ["fast-jwt createVerifier, cache, same token", "peer"],
+  jsonwebtoken: ["jsonwebtoken.verify, KeyObject", "peer"],
+  honoString: ["hono/jwt verify, key as string", "peer"],
+  honoCryptoKey: ["hono/jwt verify, CryptoKey", "peer"],
+};
+
+interface Figures {
+  /** Median over rounds of the per-round median latency, one at a time, µs. */
+  latencyUs: number;
+  /** Median over rounds of (process CPU time / ops) with 32 verifications in flight, µs. */
+  cpuUs: number;
+  /** Wall-clock throughput with 32 in flight, ops/s. */
+  opsPerSecond: number;
+}
+
+type AlgResult = Partial<Record<RowId, Figures | { skipped: string }>>;
+
+async function importForJose(keys: KeyMaterial): Promise<webcrypto.CryptoKey> {
+  if (keys.alg === "HS256") {
+    return webcrypto.subtle.importKey(
+      "raw",
+      Buffer.from(keys.verificationText, "utf8"),
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["verify"],
+    );
+  }
+  return importSPKI(keys.verificationText, keys.alg);
+}
+
+async function buildRows(keys: KeyMaterial, token: string): Promise<Row[]> {
+  const alg = keys.alg;
+  const row = (id: RowId, run: (() => unknown) | string): Row => {
+    const [label, kind] = LABELS[id];
+    return typeof run === "string" ? { id, label, kind, skip: run } : { id, label, kind, run };
+  };
+  const floor = createFloorVerifier(alg, keys.verifyKey);
+  const joseKey = await importForJose(keys);
+  const rows: Row[] = [
+    row("floor", () => floor(token)),
+    row("jose", () => jwtVerify(token, joseKey, { algorithms: [alg] })),
+  ];
+  const createJwtAuth = await loadCore();
+  const input = { method: "GET", path: BENCH_PATH, headers: { authorization: `Bearer ${token}` } };
+  if (isUnavailable(createJwtAuth)) {
+    rows.push(row("oursNoCache", createJwtAuth.unavailable), row("oursCache", createJwtAuth.unavailable));
+  } else {
+    const noCache = createJwtAuth(oursOptions(keys, { authorization: false, cache: false }));
+    const cached = createJwtAuth(oursOptions(keys, { authorization: false }));
+    rows.push(
+      row("oursNoCache", () => noCache.authenticate(input)),
+      row("oursCache", () => cached.authenticate(input)),
+    );
+  }
+  const fastJwt = createVerifier({ key: keys.verificationText, algorithms: [alg], cache: false });
+  const fastJwtCache = createVerifier({ key: keys.verificationText, algorithms: [alg], cache: true });
+  rows.push(
+    row("fastJwt", () => fastJwt(token)),
+    row("fastJwtCache", () => fastJwtCache(token)),
+  );
+  rows.push(
+    row(
+      "jsonwebtoken",
+      alg === "EdDSA"
+        ? "jsonwebtoken 9 does not support EdDSA"
+        : () => jsonwebtoken.verify(token, keys.verifyKey, { algorithms: [alg] }),
+    ),
+  );
+  rows.push(
+    row("honoString", () => honoVerify(token, keys.verificationText, alg)),
+    row("honoCryptoKey", () => honoVerify(token, joseKey, alg)),
+  );
+  return rows;
+}
+
+/** Runs every row once and checks it accepted the token: a verifier that silently rejects would look fast. */
+async function check(row: Row): Promise<Row> {
+  if (!row.run) return row;
+  try {
+    const result = await row.run();
+    const rejected =
+      result === false ||
+      result === undefined ||
+      result === null ||
+      (typeof result === "object" && "ok" in result && (result as { ok: unknown }).ok !== true);
+    if (rejected) return { id: row.id, label: row.label, kind: row.kind, skip: "rejected the valid token" };
+  } catch (error) {
+    return {
+      id: row.id,
+      label: row.label,
+      kind: row.kind,
+      skip: `threw on the valid token: ${(error as Error).message}`,
+    };
+  }
+  return row;
+}
+
+async function cpuPerOp(
+  run: () => unknown,
+  budgetMs: number,
+): Promise<{ cpuUs: number; opsPerSecond: number }> {
+  const batch: unknown[] = new Array(IN_FLIGHT);
+  const cpuStart = process.cpuUsage();
+  const wallStart = performance.now();
+  let ops = 0;
+  while (performance.now() - wallStart < budgetMs) {
+    for (let i = 0; i < IN_FLIGHT; i++) batch[i] = run();
+    await Promise.all(batch);
+    ops += IN_FLIGHT;
+  }
+  const wallMs = performance.now() - wallStart;
+  const cpu = process.cpuUsage(cpuStart);
+  return { cpuUs: (cpu.user + cpu.system) / ops, opsPerSecond: (ops / wallMs) * 1000 };
+}
+
+async function measureAlg(alg: Alg, quick: boolean): Promise<AlgResult> {
+  const keys = makeKeys(alg);
+  const token = signToken(keys);
+  const rows = await Promise.all((await buildRows(keys, token)).map(check));
+  const live = rows.filter((r): r is Row & { run: () => unknown } => r.run !== undefined);
+  const rounds = quick ? 1 : 5;
+  const sliceMs = quick ? 10 : 120;
+  const samples = new Map<RowId, { latency: number[]; cpu: number[]; ops: number[] }>();
+  for (const r of live) samples.set(r.id, { latency: [], cpu: [], ops: [] });
+  for (let round = 0; round < rounds; round++) {
+    // Rotate the order every round so no row always runs first (after a GC) or last.
+    const order = live.map((_, i) => live[(i + round) % live.length] as (typeof live)[number]);
+    const bench = new Bench({ time: sliceMs, warmupTime: quick ? 5 : 40, timestampProvider: "hrtimeNow" });
+    for (const r of order) bench.add(r.id, r.run);
+    await bench.run();
+    for (const task of bench.tasks) {
+      const result = task.result;
+      if (result.state !== "completed")
+        throw new Error(`${alg} ${task.name}: tinybench state ${result.state}`);
+      samples.get(task.name as RowId)?.latency.push(result.latency.p50 * 1000);
+    }
+    for (const r of order) {
+      const { cpuUs, opsPerSecond } = await cpuPerOp(r.run, sliceMs);
+      const s = samples.get(r.id);
+      s?.cpu.push(cpuUs);
+      s?.ops.push(opsPerSecond);
+    }
+  }
+  const result: AlgResult = {};
+  for (const r of rows) {
+    const s = samples.get(r.id);
+    result[r.id] = s
+      ? { latencyUs: median(s.latency), cpuUs: median(s.cpu), opsPerSecond: median(s.ops) }
+      : { skipped: r.skip ?? "not measured" };
+  }
+  return result;
+}
+
+function figures(result: AlgResult, id: RowId): Figures | undefined {
+  const f = result[id];
+  return f && "cpuUs" in f ? f : undefined;
+}
+
+export async function runVerifyGroup(options: { quick: boolean }): Promise<GroupResult> {
+  const results = {} as Record<Alg, AlgResult>;
+  for (const alg of ALGORITHMS) {
+    console.log(`verify: ${alg}`);
+    results[alg] = await measureAlg(alg, options.quick);
+  }
+  const ids = Object.keys(LABELS) as RowId[];
+  // One footnote per row and reason, naming the algorithms it applies to.
+  const skipNotes = new Map<string, Alg[]>();
+  for (const alg of ALGORITHMS)
+    for (const id of ids) {
+      const entry = results[alg][id];
+      if (!entry || !("skipped" in entry)) continue;
+      const key = `${LABELS[id][0]}: ${entry.skipped}`;
+      skipNotes.set(key, [...(skipNotes.get(key) ?? []), alg]);
+    }
+  const notes = [...skipNotes].map(([text, algs]) => `n/a — ${text} (${algs.join(", ")})`);
+  const cell = (alg: Alg, id: RowId, metric: "cpuUs" | "latencyUs") => {
+    const f = figures(results[alg], id);
+    const floor = figures(results[alg], "floor");
+    return f && floor ? `${sig(f[metric])} µs (${ratio(f[metric], floor[metric])})` : "n/a";
+  };
+  const perAlgTable = (title: string, metric: "cpuUs" | "latencyUs"): Table => ({
+    title,
+    columns: ["verifier", ...ALGORITHMS],
+    rows: ids.map((id) => [LABELS[id][0], ...ALGORITHMS.map((alg) => cell(alg, id, metric))]),
+    notes,
+  });
+  const peers: RowId[] = ["jose", "fastJwt", "jsonwebtoken", "honoString", "honoCryptoKey"];
+  const versus = (ours: RowId, others: RowId[]): string[][] =>
+    others.map((peer) => [
+      `${LABELS[ours][0]} ÷ ${LABELS[peer][0]}`,
+      ...ALGORITHMS.map((alg) => {
+        const a = figures(results[alg], ours);
+        const b = figures(results[alg], peer);
+        return a && b ? ratio(a.cpuUs, b.cpuUs) : "n/a";
+      }),
+    ]);
+  const tables: Table[] = [
+    perAlgTable(
+      `CPU per verification with ${IN_FLIGHT} in flight (process CPU time ÷ ops; × floor)`,
+      "cpuUs",
+    ),
+    perAlgTable("One-at-a-time latency, median (× floor)", "latencyUs"),
+    {
+      title: `Throughput with ${IN_FLIGHT} in flight, ops/s (wall clock; WebCrypto spreads over the thread pool)`,
+      columns: ["verifier", ...ALGORITHMS],
+      rows: ids.map((id) => [
+        LABELS[id][0],
+        ...ALGORITHMS.map((alg) => {
+          const f = figures(results[alg], id);
+          return f ? sig(f.opsPerSecond) : "n/a";
+        }),
+      ]),
+    },
+    {
+      title: "Ours against each peer: CPU per op with 32 in flight, ours ÷ peer (below 1 = ours is cheaper)",
+      columns: ["ratio", ...ALGORITHMS],
+      rows: [...versus("oursNoCache", peers), ...versus("oursCache", ["fastJwtCache"])],
+    },
+  ];
+  const targets: Target[] = ALGORITHMS.map((alg) => {
+    const ours = figures(results[alg], "oursNoCache");
+    const floor = figures(results[alg], "floor");
+    const goal = "CPU/op (32 in flight) ≤ 1.3x node:crypto floor";
+    if (!ours || !floor)
+      return {
+        name: `Uncached verification, ${alg}`,
+        goal,
+        measured: "not measured: ours unavailable",
+        met: null,
+      };
+    const r = ours.cpuUs / floor.cpuUs;
+    return {
+      name: `Uncached verification, ${alg}`,
+      goal,
+      measured: `${sig(ours.cpuUs)} µs vs ${sig(floor.cpuUs)} µs = ${r.toFixed(2)}x`,
+      met: r <= 1.3,
+    };
+  });
+  const cacheRatios = ALGORITHMS.map((alg) => {
+    const ours = figures(results[alg], "oursCache");
+    const peer = figures(results[alg], "fastJwtCache");
+    return ours && peer
+      ? { alg, ours, peer, r: ours.cpuUs / peer.cpuUs, l: ours.latencyUs / peer.latencyUs }
+      : null;
+  });
+  const measuredCache = cacheRatios.filter((c) => c !== null);
+  targets.push({
+    name: "Cache hit",
+    goal: "CPU/op and latency ≤ fast-jwt cache hit",
+    measured:
+      measuredCache.length === 0
+        ? "not measured: ours unavailable"
+        : measuredCache
+            .map(
+              (c) =>
+                `${c.alg} ${sig(c.ours.cpuUs)} vs ${sig(c.peer.cpuUs)} µs CPU (${c.r.toFixed(2)}x), latency ${c.l.toFixed(2)}x`,
+            )
+            .join("; "),
+    met: measuredCache.length === 0 ? null : measuredCache.every((c) => c.r <= 1 && c.l <= 1),
+  });
+  return {
+    id: "verify",
+    title: "1. Token verification, per operation",
+    method: [
+      "One key pair per algorithm (RSA 2048, P-256, Ed25519, a 32-byte HMAC secret) and one token per algorithm, made once; every verifier gets its key in the form it takes pre-imported (KeyObject, CryptoKey, PEM string for fast-jwt and hono's string row).",
+      `Each row is first run once and must accept the token. Then ${options.quick ? 1 : 5} rounds, each round rotating the row order: one-at-a-time latency with tinybench (median of the round), then CPU per op with ${IN_FLIGHT} verifications in flight (process.cpuUsage() across batches of ${IN_FLIGHT} concurrent calls, which counts libuv's thread pool, ÷ ops). Figures are the median over rounds.`,
+      "The floor checks the signature only (node:crypto one-shot `verify` / `createHmac` + `timingSafeEqual` over the signing input); every real verifier also parses the header and claims.",
+      "Ours runs `createJwtAuth({ verificationKeys: [key], algorithm, authorization: false, cache })` → `authenticate({ method, path, headers })`, i.e. token extraction and auth-state building included; cache on = the package default cache.",
+    ],
+    tables,
+    charts: [
+      {
+        title: "CPU per verification, 32 in flight, × node:crypto floor",
+        unit: "× floor (CPU time per op)",
+        higherIsBetter: false,
+        reference: 1,
+        sections: ALGORITHMS.map((alg) => ({
+          name: alg,
+          bars: ids.map((id) => {
+            const f = figures(results[alg], id);
+            const floor = figures(results[alg], "floor");
+            const [label, kind] = LABELS[id];
+            return f && floor
+              ? { label, kind, value: f.cpuUs / floor.cpuUs }
+              : { label, kind, value: null, note: "not measured (see table)" };
+          }),
+        })),
+      },
+    ],
+    targets,
+    figures: results,
+  };
+}
