@@ -1,1 +1,30 @@
-export const placeholder = true;
+export {
+  ChecksumMismatchError,
+  DuplicateVersionError,
+  InvalidOptionsError,
+  InvalidVersionError,
+  IrreversibleMigrationError,
+  LockTimeoutError,
+  MigrationFailedError,
+  MigratorError,
+  type MigratorErrorCode,
+  OutOfOrderError,
+  UnknownAppliedVersionError,
+  UnknownVersionError,
+} from "./errors.js";
+export { createMigrator } from "./migrator.js";
+export { sqlMigrations } from "./sql-files.js";
+export type {
+  AppliedMigration,
+  MigrateOptions,
+  MigrateResult,
+  Migration,
+  MigrationContext,
+  MigrationDirection,
+  MigrationSql,
+  MigrationStatus,
+  Migrator,
+  MigratorEvent,
+  MigratorLogger,
+  MigratorOptions,
+} from "./types.js";

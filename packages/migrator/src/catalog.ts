@@ -1,0 +1,59 @@
+import { checksum } from "./checksum.js";
+import { DuplicateVersionError, InvalidOptionsError } from "./errors.js";
+import type { Migration } from "./types.js";
+import { compareVersions, parseVersion, type Version } from "./version.js";
+
+/** A migration from the list, validated, with its parsed version and checksum. */
+export interface CatalogEntry {
+  readonly version: Version;
+  readonly name: string;
+  readonly checksum: string;
+  readonly transactional: boolean;
+  readonly migration: Migration;
+}
+
+/** The validated migration list in version order. */
+export function buildCatalog(migrations: readonly Migration[]): CatalogEntry[] {
+  if (!Array.isArray(migrations) || migrations.length === 0) {
+    throw new InvalidOptionsError("`migrations` must be a non-empty array of migrations");
+  }
+  const entries = migrations.map(toEntry);
+  entries.sort((a, b) => compareVersions(a.version, b.version));
+  for (let i = 1; i < entries.length; i++) {
+    const entry = entries[i] as CatalogEntry;
+    if (compareVersions((entries[i - 1] as CatalogEntry).version, entry.version) === 0) {
+      throw new DuplicateVersionError(entry.version.text);
+    }
+  }
+  return entries;
+}
+
+function toEntry(migration: Migration, index: number): CatalogEntry {
+  const where = `migrations[${index}]`;
+  if (typeof migration !== "object" || migration === null) {
+    throw new InvalidOptionsError(`${where} must be an object`);
+  }
+  const version = parseVersion(migration.version);
+  if (typeof migration.name !== "string" || migration.name.trim() === "") {
+    throw new InvalidOptionsError(`${where} (${version.text}) needs a non-empty name`);
+  }
+  if (typeof migration.up !== "function") {
+    throw new InvalidOptionsError(`${where} (${version.text}) needs an up function`);
+  }
+  if (migration.down !== undefined && typeof migration.down !== "function") {
+    throw new InvalidOptionsError(`${where} (${version.text}) has a down that is not a function`);
+  }
+  if (migration.transaction !== undefined && typeof migration.transaction !== "boolean") {
+    throw new InvalidOptionsError(`${where} (${version.text}) has a non-boolean transaction flag`);
+  }
+  if (migration.source !== undefined && typeof migration.source !== "string") {
+    throw new InvalidOptionsError(`${where} (${version.text}) has a non-string source`);
+  }
+  return {
+    version,
+    name: migration.name,
+    checksum: checksum(migration.source ?? migration.up.toString()),
+    transactional: migration.transaction !== false,
+    migration,
+  };
+}

@@ -1,0 +1,140 @@
+/** Every error the migrator throws on purpose carries one of these stable codes. */
+export type MigratorErrorCode =
+  | "INVALID_OPTIONS"
+  | "DUPLICATE_VERSION"
+  | "INVALID_VERSION"
+  | "UNKNOWN_VERSION"
+  | "MIGRATION_FAILED"
+  | "LOCK_TIMEOUT"
+  | "CHECKSUM_MISMATCH"
+  | "UNKNOWN_APPLIED_VERSION"
+  | "OUT_OF_ORDER"
+  | "IRREVERSIBLE";
+
+export abstract class MigratorError extends Error {
+  abstract readonly code: MigratorErrorCode;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The migrator was constructed with options it cannot work with (identifiers, migrations, timeouts). */
+export class InvalidOptionsError extends MigratorError {
+  readonly code = "INVALID_OPTIONS";
+}
+
+/** Two migrations in the list have the same version (after dropping a leading `v`). */
+export class DuplicateVersionError extends MigratorError {
+  readonly code = "DUPLICATE_VERSION";
+  constructor(readonly version: string) {
+    super(`Migration version ${version} appears more than once in the migration list`);
+  }
+}
+
+/** A version string is not a semantic version (`MAJOR.MINOR.PATCH[-PRERELEASE]`, optional leading `v`). */
+export class InvalidVersionError extends MigratorError {
+  readonly code = "INVALID_VERSION";
+  constructor(readonly version: string) {
+    super(
+      `${JSON.stringify(version)} is not a valid version: expected MAJOR.MINOR.PATCH with an optional -PRERELEASE and an optional leading "v"`,
+    );
+  }
+}
+
+/** The requested target version is well formed but no migration has it. */
+export class UnknownVersionError extends MigratorError {
+  readonly code = "UNKNOWN_VERSION";
+  constructor(readonly version: string) {
+    super(`No migration has version ${version}`);
+  }
+}
+
+/**
+ * A migration threw (or its transaction failed to commit). Everything in the failing transaction was
+ * rolled back; `committed` lists versions of this run that were already committed before it
+ * (only possible when a `transaction: false` migration split the run).
+ */
+export class MigrationFailedError extends MigratorError {
+  readonly code = "MIGRATION_FAILED";
+  readonly version: string;
+  readonly migrationName: string;
+  readonly direction: "up" | "down";
+  readonly committed: readonly string[];
+
+  constructor(details: {
+    version: string;
+    name: string;
+    direction: "up" | "down";
+    committed: readonly string[];
+    cause: unknown;
+  }) {
+    const reason = details.cause instanceof Error ? details.cause.message : String(details.cause);
+    super(
+      `Migration ${details.version} (${details.name}) failed while running ${details.direction}: ${reason}`,
+      {
+        cause: details.cause,
+      },
+    );
+    this.version = details.version;
+    this.migrationName = details.name;
+    this.direction = details.direction;
+    this.committed = details.committed;
+  }
+}
+
+/** Another run held the migration lock (or the connection pool stayed busy) for longer than `lockTimeoutMs`. */
+export class LockTimeoutError extends MigratorError {
+  readonly code = "LOCK_TIMEOUT";
+  constructor(readonly timeoutMs: number) {
+    super(
+      `Timed out after ${timeoutMs} ms waiting for the migration lock: another migration run is in progress`,
+    );
+  }
+}
+
+/** An applied migration's source changed since it was applied. */
+export class ChecksumMismatchError extends MigratorError {
+  readonly code = "CHECKSUM_MISMATCH";
+  constructor(
+    readonly version: string,
+    readonly appliedChecksum: string,
+    readonly currentChecksum: string,
+  ) {
+    super(
+      `Migration ${version} was changed after it was applied (applied checksum ${appliedChecksum}, current ${currentChecksum}); restore it and add a new migration instead`,
+    );
+  }
+}
+
+/** The history table records a version that is not in the migration list. */
+export class UnknownAppliedVersionError extends MigratorError {
+  readonly code = "UNKNOWN_APPLIED_VERSION";
+  constructor(readonly version: string) {
+    super(
+      `The database has migration ${version} applied, but it is not in the migration list (is this code older than the database?)`,
+    );
+  }
+}
+
+/** A pending migration is older than the current version, so it would run out of order. */
+export class OutOfOrderError extends MigratorError {
+  readonly code = "OUT_OF_ORDER";
+  constructor(
+    readonly version: string,
+    readonly current: string,
+  ) {
+    super(
+      `Migration ${version} is pending but older than the current version ${current}; give it a version above ${current}`,
+    );
+  }
+}
+
+/** Migrating down would need the `down` of a migration that has none. */
+export class IrreversibleMigrationError extends MigratorError {
+  readonly code = "IRREVERSIBLE";
+  constructor(readonly version: string) {
+    super(`Migration ${version} has no down migration, so the database cannot be migrated below it`);
+  }
+}

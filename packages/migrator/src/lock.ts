@@ -1,0 +1,65 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type postgres from "postgres";
+import { LockTimeoutError } from "./errors.js";
+import type { HistoryTable } from "./history.js";
+import type { AnySql } from "./types.js";
+
+// The two-key advisory lock space: a fixed namespace for this package, then the history table's name.
+const NAMESPACE = "@agent-platform/migrator";
+const FIRST_RETRY_MS = 20;
+const MAX_RETRY_MS = 250;
+
+/**
+ * Reserves one connection of the pool, waiting at most until `deadline` (epoch ms). A reservation that
+ * arrives after the deadline is handed back at once, so a timed-out caller never keeps a connection.
+ */
+export async function reserveConnection(sql: AnySql, deadline: number, timeoutMs: number) {
+  const pending = sql.reserve();
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    const winner = await Promise.race([pending, timedOut]);
+    if (winner === "timeout") {
+      pending.then((connection) => connection.release()).catch(() => {});
+      throw new LockTimeoutError(timeoutMs);
+    }
+    return winner;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Takes the session-level advisory lock for `where` on `connection`, polling until `deadline`.
+ * Returns how long it waited. Session-level, so it survives the run's commits and is released by
+ * `releaseLock` or, if the process dies, by the server when the connection drops.
+ */
+export async function acquireLock(
+  connection: postgres.ISql,
+  where: HistoryTable,
+  deadline: number,
+  timeoutMs: number,
+  onWait: () => void,
+): Promise<number> {
+  const started = Date.now();
+  const key = `${where.schema}.${where.table}`;
+  let delay = FIRST_RETRY_MS;
+  for (let attempt = 0; ; attempt++) {
+    const [row] = await connection<{ locked: boolean }[]>`
+      select pg_try_advisory_lock(hashtext(${NAMESPACE}), hashtext(${key})) as locked`;
+    if (row?.locked) return Date.now() - started;
+    if (attempt === 0) onWait();
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) throw new LockTimeoutError(timeoutMs);
+    // Jitter keeps several waiters from polling in lockstep.
+    await sleep(Math.min(remaining, delay * (0.5 + Math.random())));
+    delay = Math.min(MAX_RETRY_MS, delay * 2);
+  }
+}
+
+export async function releaseLock(connection: postgres.ISql, where: HistoryTable): Promise<void> {
+  const key = `${where.schema}.${where.table}`;
+  await connection`select pg_advisory_unlock(hashtext(${NAMESPACE}), hashtext(${key}))`;
+}

@@ -1,0 +1,131 @@
+import { describe, expect, it } from "vitest";
+import { backends, historyVersions, tableMigration, tablesIn, useFreshSchema } from "../test/support.js";
+import { InvalidVersionError, UnknownVersionError } from "./errors.js";
+import { createMigrator } from "./migrator.js";
+import type { MigratorEvent } from "./types.js";
+
+const migrations = [
+  tableMigration("1.0.0", "users"),
+  tableMigration("v1.1.0", "sessions"),
+  tableMigration("1.2.0", "messages"),
+  // 1.10.0 sorts after 1.9.0 as a semantic version, although it sorts before it as text.
+  tableMigration("1.10.0", "summaries"),
+  tableMigration("1.9.0", "agents"),
+];
+
+describe.each(backends())("migrate() on $kind", ({ current }) => {
+  const freshSchema = useFreshSchema(current);
+
+  it("takes a fresh database to the latest version, in semantic-version order", async () => {
+    const { sql } = current();
+    const schema = freshSchema();
+    const events: MigratorEvent[] = [];
+    const migrator = createMigrator({ sql, migrations, schema, logger: (e) => events.push(e) });
+
+    const result = await migrator.migrate();
+
+    expect(result).toEqual({
+      from: null,
+      to: "1.10.0",
+      direction: "up",
+      applied: ["1.0.0", "1.1.0", "1.2.0", "1.9.0", "1.10.0"],
+    });
+    expect(await tablesIn(sql, schema)).toEqual([
+      "schema_migrations",
+      "t_agents",
+      "t_messages",
+      "t_sessions",
+      "t_summaries",
+      "t_users",
+    ]);
+    expect(await historyVersions(sql, schema)).toEqual(["1.0.0", "1.1.0", "1.10.0", "1.2.0", "1.9.0"]);
+    expect(events.filter((e) => e.event === "migrated").map((e) => "version" in e && e.version)).toEqual(
+      result.applied,
+    );
+    const status = await migrator.status();
+    expect(status.current).toBe("1.10.0");
+    expect(status.latest).toBe("1.10.0");
+    expect(status.pending).toEqual([]);
+    expect(status.applied.map((a) => a.version)).toEqual(["1.0.0", "1.1.0", "1.2.0", "1.9.0", "1.10.0"]);
+    expect(status.applied[0]?.appliedAt).toBeInstanceOf(Date);
+    expect(status.applied[0]?.checksum).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("goes down to a middle version, newest first, and back up", async () => {
+    const { sql } = current();
+    const schema = freshSchema();
+    const migrator = createMigrator({ sql, migrations, schema });
+    await migrator.migrate();
+
+    const down = await migrator.migrate({ to: "v1.1.0" });
+    expect(down).toEqual({
+      from: "1.10.0",
+      to: "1.1.0",
+      direction: "down",
+      applied: ["1.10.0", "1.9.0", "1.2.0"],
+    });
+    expect(await tablesIn(sql, schema)).toEqual(["schema_migrations", "t_sessions", "t_users"]);
+    expect(await historyVersions(sql, schema)).toEqual(["1.0.0", "1.1.0"]);
+    const status = await migrator.status();
+    expect(status.current).toBe("1.1.0");
+    expect(status.pending.map((m) => m.version)).toEqual(["1.2.0", "1.9.0", "1.10.0"]);
+
+    const up = await migrator.migrate({ to: "1.9.0" });
+    expect(up).toEqual({ from: "1.1.0", to: "1.9.0", direction: "up", applied: ["1.2.0", "1.9.0"] });
+    expect(await historyVersions(sql, schema)).toEqual(["1.0.0", "1.1.0", "1.2.0", "1.9.0"]);
+    expect(await tablesIn(sql, schema)).not.toContain("t_summaries");
+  });
+
+  it("is a no-op at the target version and reports direction none", async () => {
+    const { sql } = current();
+    const schema = freshSchema();
+    const migrator = createMigrator({ sql, migrations, schema });
+    await migrator.migrate({ to: "1.2.0" });
+
+    expect(await migrator.migrate({ to: "1.2.0" })).toEqual({
+      from: "1.2.0",
+      to: "1.2.0",
+      direction: "none",
+      applied: [],
+    });
+    expect(await historyVersions(sql, schema)).toEqual(["1.0.0", "1.1.0", "1.2.0"]);
+  });
+
+  it("rejects unknown and malformed target versions before touching the database", async () => {
+    const { sql } = current();
+    const schema = freshSchema();
+    const migrator = createMigrator({ sql, migrations, schema });
+
+    await expect(migrator.migrate({ to: "1.3.0" })).rejects.toMatchObject({
+      code: "UNKNOWN_VERSION",
+      version: "1.3.0",
+    });
+    await expect(migrator.migrate({ to: "1.3.0" })).rejects.toBeInstanceOf(UnknownVersionError);
+    for (const bad of ["1.2", "latest", "1.2.0.0", "01.2.0", "1.2.0+build", "", " 1.2.0"]) {
+      await expect(migrator.migrate({ to: bad })).rejects.toBeInstanceOf(InvalidVersionError);
+    }
+    // Nothing was created, not even the schema.
+    const [row] = await sql`select count(*)::int as n from pg_catalog.pg_namespace where nspname = ${schema}`;
+    expect(row?.n).toBe(0);
+  });
+
+  it("reports status of a database that was never migrated without creating anything", async () => {
+    const { sql } = current();
+    const schema = freshSchema();
+    const status = await createMigrator({ sql, migrations, schema }).status();
+    expect(status).toEqual({
+      current: null,
+      latest: "1.10.0",
+      applied: [],
+      pending: [migrations[0], migrations[1], migrations[2], migrations[4], migrations[3]],
+    });
+    expect(await tablesIn(sql, schema)).toEqual([]);
+  });
+
+  it("keeps the history in the configured table", async () => {
+    const { sql } = current();
+    const schema = freshSchema();
+    await createMigrator({ sql, migrations, schema, table: "History_Table" }).migrate({ to: "1.0.0" });
+    expect(await historyVersions(sql, schema, "History_Table")).toEqual(["1.0.0"]);
+  });
+});

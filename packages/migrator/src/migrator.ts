@@ -1,0 +1,127 @@
+import { buildCatalog, type CatalogEntry } from "./catalog.js";
+import { InvalidOptionsError } from "./errors.js";
+import { type HistoryTable, readHistory } from "./history.js";
+import { validateIdentifier } from "./identifier.js";
+import { acquireLock, releaseLock, reserveConnection } from "./lock.js";
+import { planMigration, resolveTarget } from "./plan.js";
+import { runPlan } from "./runner.js";
+import type {
+  MigrateOptions,
+  MigrateResult,
+  MigrationStatus,
+  Migrator,
+  MigratorEvent,
+  MigratorOptions,
+} from "./types.js";
+import { compareVersions, parseVersion } from "./version.js";
+
+const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
+
+/**
+ * A migrator for one schema. Construction validates everything that does not need the database
+ * (identifiers, versions, duplicates); `migrate()` plans and runs under the advisory lock.
+ */
+export function createMigrator(options: MigratorOptions): Migrator {
+  if (typeof options !== "object" || options === null || typeof options.sql !== "function") {
+    throw new InvalidOptionsError("`sql` must be a postgres.js instance");
+  }
+  const { sql, logger } = options;
+  const where: HistoryTable = {
+    schema: validateIdentifier(options.schema ?? "public", "schema"),
+    table: validateIdentifier(options.table ?? "schema_migrations", "table"),
+  };
+  const lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+  if (!Number.isSafeInteger(lockTimeoutMs) || lockTimeoutMs < 0) {
+    throw new InvalidOptionsError(`\`lockTimeoutMs\` must be a non-negative integer; got ${lockTimeoutMs}`);
+  }
+  if (logger !== undefined && typeof logger !== "function") {
+    throw new InvalidOptionsError("`logger` must be a function receiving structured events");
+  }
+  const catalog = buildCatalog(options.migrations);
+  const latest = catalog[catalog.length - 1] as CatalogEntry;
+
+  const log = (event: MigratorEvent) => {
+    try {
+      logger?.(event);
+    } catch {
+      // A broken logger must not break a migration run.
+    }
+  };
+
+  async function status(): Promise<MigrationStatus> {
+    const applied = (await readHistory(sql, where)) ?? [];
+    applied.sort((a, b) => compareVersionText(a.version, b.version));
+    const appliedVersions = new Set(applied.map((row) => row.version));
+    const last = applied[applied.length - 1];
+    return {
+      current: last?.version ?? null,
+      latest: latest.version.text,
+      applied,
+      pending: catalog.filter((e) => !appliedVersions.has(e.version.text)).map((e) => e.migration),
+    };
+  }
+
+  async function migrate(migrateOptions: MigrateOptions = {}): Promise<MigrateResult> {
+    const target = resolveTarget(catalog, migrateOptions.to);
+    if (migrateOptions.dryRun) {
+      // No lock: a dry run changes nothing, and under MVCC it reads a consistent (pre-run) history.
+      const plan = planMigration(catalog, (await readHistory(sql, where)) ?? [], target);
+      return report(plan, true);
+    }
+    const deadline = Date.now() + lockTimeoutMs;
+    const connection = await reserveConnection(sql, deadline, lockTimeoutMs);
+    try {
+      const waitedMs = await acquireLock(connection, where, deadline, lockTimeoutMs, () =>
+        log({ level: "info", event: "lock_waiting", ...where }),
+      );
+      log({ level: "info", event: "lock_acquired", ...where, waitedMs });
+      try {
+        // Read under the lock: whatever a previous holder applied is seen here.
+        const applied = await readHistory(connection, where);
+        const plan = planMigration(catalog, applied ?? [], target);
+        const result = report(plan, false);
+        if (plan.direction !== "none") {
+          await runPlan({ connection, where, catalog, applied, plan, log });
+        }
+        return result;
+      } finally {
+        await releaseLock(connection, where).catch((error: unknown) =>
+          log({ level: "warn", event: "unlock_failed", message: String(error) }),
+        );
+      }
+    } finally {
+      connection.release();
+    }
+  }
+
+  function report(plan: ReturnType<typeof planMigration>, dryRun: boolean): MigrateResult {
+    const versions = plan.steps.map((e) => e.version.text);
+    log({
+      level: "info",
+      event: "plan",
+      from: plan.from,
+      to: plan.to,
+      direction: plan.direction,
+      versions,
+      dryRun,
+    });
+    return { from: plan.from, to: plan.to, direction: plan.direction, applied: versions };
+  }
+
+  return { status, migrate };
+}
+
+/** Orders history versions; a malformed stored version sorts first rather than breaking `status()`. */
+function compareVersionText(a: string, b: string): number {
+  const parse = (text: string) => {
+    try {
+      return parseVersion(text);
+    } catch {
+      return null;
+    }
+  };
+  const x = parse(a);
+  const y = parse(b);
+  if (!x || !y) return (x ? 1 : 0) - (y ? 1 : 0);
+  return compareVersions(x, y);
+}

@@ -1,0 +1,167 @@
+import type postgres from "postgres";
+import { type RunnableMigration, Umzug, type UmzugStorage } from "umzug";
+import type { CatalogEntry } from "./catalog.js";
+import { MigrationFailedError } from "./errors.js";
+import { createHistory, type HistoryRow, type HistoryTable, writeHistory } from "./history.js";
+import type { Plan } from "./plan.js";
+import type { AppliedMigration, MigrationDirection, MigratorEvent } from "./types.js";
+
+type Connection = postgres.ISql;
+interface RunContext {
+  readonly sql: Connection;
+}
+
+/**
+ * umzug storage over the history read at the start of the run. Umzug asks it for the executed list
+ * before every command and reports each migration; answering from memory and writing the rows in one
+ * statement per transaction keeps the run at the migrations' own round trips plus one.
+ */
+class BufferedHistoryStorage implements UmzugStorage<RunContext> {
+  private readonly executedVersions: Set<string>;
+  private inserted: HistoryRow[] = [];
+  private deleted: string[] = [];
+
+  constructor(
+    applied: readonly AppliedMigration[],
+    private readonly entries: ReadonlyMap<string, CatalogEntry>,
+    private readonly durations: ReadonlyMap<string, number>,
+  ) {
+    this.executedVersions = new Set(applied.map((row) => row.version));
+  }
+
+  async executed(): Promise<string[]> {
+    return [...this.executedVersions];
+  }
+
+  async logMigration({ name: version }: { name: string }): Promise<void> {
+    const entry = this.entries.get(version) as CatalogEntry;
+    this.executedVersions.add(version);
+    this.inserted.push({
+      version,
+      name: entry.name,
+      checksum: entry.checksum,
+      execution_ms: Math.round(this.durations.get(version) ?? 0),
+    });
+  }
+
+  async unlogMigration({ name: version }: { name: string }): Promise<void> {
+    this.executedVersions.delete(version);
+    this.deleted.push(version);
+  }
+
+  async flush(sql: Connection, where: HistoryTable): Promise<void> {
+    await writeHistory(sql, where, this.inserted, this.deleted);
+    this.inserted = [];
+    this.deleted = [];
+  }
+}
+
+/** Consecutive transactional steps share a transaction; a `transaction: false` step stands alone. */
+function segments(steps: readonly CatalogEntry[]): CatalogEntry[][] {
+  const result: CatalogEntry[][] = [];
+  for (const step of steps) {
+    const last = result[result.length - 1];
+    if (step.transactional && last?.[0]?.transactional) last.push(step);
+    else result.push([step]);
+  }
+  return result;
+}
+
+export interface RunOptions {
+  readonly connection: Connection;
+  readonly where: HistoryTable;
+  readonly catalog: readonly CatalogEntry[];
+  /** The history as read under the lock; `null` when the table does not exist yet. */
+  readonly applied: readonly AppliedMigration[] | null;
+  readonly plan: Plan;
+  readonly log: (event: MigratorEvent) => void;
+}
+
+/**
+ * Executes a plan on the locked connection through umzug: each segment in its own transaction (or none,
+ * for a `transaction: false` step), history rows written in the same transaction as the migrations.
+ */
+export async function runPlan(options: RunOptions): Promise<void> {
+  const { connection, where, catalog, plan, log } = options;
+  const direction = plan.direction as MigrationDirection;
+  const durations = new Map<string, number>();
+  // Set by the step that threw, so the error names the migration rather than umzug's wrapper.
+  let failed: { step?: { entry: CatalogEntry; error: unknown } } = {};
+
+  const invoke = async (entry: CatalogEntry) => {
+    const { version, name } = { version: entry.version.text, name: entry.name };
+    log({ level: "info", event: "migrating", version, name, direction });
+    const started = performance.now();
+    try {
+      const step = direction === "up" ? entry.migration.up : entry.migration.down;
+      await step?.({ sql: connection, schema: where.schema, version, name });
+    } catch (error) {
+      failed.step = { entry, error };
+      throw error;
+    }
+    const durationMs = performance.now() - started;
+    durations.set(version, durationMs);
+    log({ level: "info", event: "migrated", version, name, direction, durationMs });
+  };
+
+  const entries = new Map(catalog.map((e) => [e.version.text, e]));
+  const storage = new BufferedHistoryStorage(options.applied ?? [], entries, durations);
+  const umzug = new Umzug<RunContext>({
+    migrations: catalog.map(
+      (entry): RunnableMigration<RunContext> => ({
+        name: entry.version.text,
+        up: () => invoke(entry),
+        down: () => invoke(entry),
+      }),
+    ),
+    storage,
+    context: { sql: connection },
+    logger: undefined,
+  });
+
+  let historyExists = options.applied !== null;
+  const committed: string[] = [];
+  for (const segment of segments(plan.steps)) {
+    const versions = segment.map((e) => e.version.text);
+    const transactional = segment[0]?.transactional === true;
+    failed = {};
+    try {
+      if (transactional) {
+        await connection`begin`;
+        await connection`set local search_path to ${connection(where.schema)}`;
+      }
+      if (!historyExists) await createHistory(connection, where);
+      historyExists = true;
+      if (!transactional) await connection`set search_path to ${connection(where.schema)}`;
+      try {
+        if (direction === "up") await umzug.up({ migrations: versions });
+        else await umzug.down({ migrations: versions });
+        await storage.flush(connection, where);
+      } finally {
+        if (!transactional) await connection`reset search_path`;
+      }
+      if (transactional) await connection`commit`;
+    } catch (error) {
+      if (transactional) await connection`rollback`.catch(() => {});
+      // A failure outside a step (history write, commit) is charged to the segment's last migration.
+      const entry = failed.step?.entry ?? (segment[segment.length - 1] as CatalogEntry);
+      const cause = failed.step ? failed.step.error : error;
+      log({
+        level: "error",
+        event: "failed",
+        version: entry.version.text,
+        direction,
+        message: cause instanceof Error ? cause.message : String(cause),
+      });
+      throw new MigrationFailedError({
+        version: entry.version.text,
+        name: entry.name,
+        direction,
+        committed,
+        cause,
+      });
+    }
+    committed.push(...versions);
+    log({ level: "info", event: "committed", versions });
+  }
+}

@@ -1,0 +1,116 @@
+import type postgres from "postgres";
+
+/**
+ * The connection a migration runs on: the run's reserved connection, inside the run's transaction
+ * (or outside any transaction for `transaction: false`). It has no `begin`, `reserve` or `end`.
+ */
+export type MigrationSql = postgres.ISql;
+
+export interface MigrationContext {
+  /** Run every statement through this; the pool passed to the migrator is busy with the run. */
+  readonly sql: MigrationSql;
+  /** The schema the migrations run in; it is the whole `search_path` during the run. */
+  readonly schema: string;
+  readonly version: string;
+  readonly name: string;
+}
+
+export interface Migration {
+  /** A semantic version (`2.3.0`, `v2.3.0`, `2.3.0-rc.1`); stored without the `v`. */
+  readonly version: string;
+  readonly name: string;
+  readonly up: (ctx: MigrationContext) => unknown;
+  readonly down?: (ctx: MigrationContext) => unknown;
+  /**
+   * `false` runs this migration alone, outside a transaction (e.g. `CREATE INDEX CONCURRENTLY`), after
+   * committing the migrations before it. Default `true`.
+   */
+  readonly transaction?: boolean;
+  /** The text the checksum is taken from. Default: `up.toString()`; `sqlMigrations` sets the up file's text. */
+  readonly source?: string;
+}
+
+/** A row of the history table. */
+export interface AppliedMigration {
+  readonly version: string;
+  readonly name: string;
+  readonly checksum: string;
+  readonly appliedAt: Date;
+  readonly executionMs: number;
+}
+
+export type MigrationDirection = "up" | "down";
+
+/** Structured events for `MigratorOptions.logger`. */
+export type MigratorEvent =
+  | { level: "info"; event: "lock_waiting"; schema: string; table: string }
+  | { level: "info"; event: "lock_acquired"; schema: string; table: string; waitedMs: number }
+  | {
+      level: "info";
+      event: "plan";
+      from: string | null;
+      to: string;
+      direction: MigrationDirection | "none";
+      versions: string[];
+      dryRun: boolean;
+    }
+  | { level: "info"; event: "migrating"; version: string; name: string; direction: MigrationDirection }
+  | {
+      level: "info";
+      event: "migrated";
+      version: string;
+      name: string;
+      direction: MigrationDirection;
+      durationMs: number;
+    }
+  | { level: "info"; event: "committed"; versions: string[] }
+  | { level: "error"; event: "failed"; version: string; direction: MigrationDirection; message: string }
+  | { level: "warn"; event: "unlock_failed"; message: string };
+
+export type MigratorLogger = (event: MigratorEvent) => void;
+
+// Any postgres.js instance, whatever custom types it was created with.
+// biome-ignore lint/suspicious/noExplicitAny: the type parameter is irrelevant to the migrator
+export type AnySql = postgres.Sql<any>;
+
+export interface MigratorOptions {
+  /** A postgres.js instance; the run reserves one of its connections. */
+  readonly sql: AnySql;
+  readonly migrations: readonly Migration[];
+  /** Default `"public"`. Created if missing on the first run that applies something. */
+  readonly schema?: string;
+  /** History table in `schema`. Default `"schema_migrations"`. */
+  readonly table?: string;
+  /** How long `migrate()` waits for a connection and the lock. Default 30 000. */
+  readonly lockTimeoutMs?: number;
+  readonly logger?: MigratorLogger;
+}
+
+export interface MigrationStatus {
+  /** The highest applied version, or `null` when nothing is applied. */
+  readonly current: string | null;
+  readonly latest: string;
+  readonly applied: AppliedMigration[];
+  /** Migrations in the list that are not applied, in version order. */
+  readonly pending: Migration[];
+}
+
+export interface MigrateOptions {
+  /** Target version (optional leading `v`). Default: the latest. */
+  readonly to?: string;
+  /** Compute and return the plan, change nothing. */
+  readonly dryRun?: boolean;
+}
+
+export interface MigrateResult {
+  readonly from: string | null;
+  readonly to: string;
+  readonly direction: MigrationDirection | "none";
+  /** Versions run (or, for a dry run, to be run), in execution order. */
+  readonly applied: string[];
+}
+
+export interface Migrator {
+  status(): Promise<MigrationStatus>;
+  migrate(options?: MigrateOptions): Promise<MigrateResult>;
+}
