@@ -1,0 +1,20 @@
+import type { InboundMedia } from "../channel.js";
+
+/** What an agent handler gets for one inbound chat message. */
+export interface AgentMessage {
+  channel: string;
+  from: string;
+  text: string;
+  type: string;
+  media?: InboundMedia;
+  /** Stable per sender, e.g. `whatsapp:<phone number id>:<sender>`. */
+  sessionId: string;
+  /** The message as the chat product sent it. */
+  raw: unknown;
+}
+
+/**
+ * Answers one message; null means "no reply". Throws DeliveryError("AGENT_FAILED") to say whether the
+ * inbox should try again later.
+ */
+export type AgentHandler = (message: AgentMessage) => Promise<{ text: string } | null>;

@@ -1,0 +1,66 @@
+/**
+ * What a chat product has to provide to be served by the webhook and the inbox worker. WhatsApp is the
+ * first implementation; Slack or Telegram would each be one more file implementing this interface.
+ */
+
+/** Answer to a subscription handshake (`GET /{channel}/webhook`). */
+export type HandshakeResult =
+  | { ok: true; challenge: string }
+  | { ok: false; status: 400 | 403 | 500; errorCode: string; detail: string };
+
+/** Media attached to an inbound message (the chat product's id; the bytes are fetched on demand). */
+export interface InboundMedia {
+  id: string;
+  mimeType?: string;
+  filename?: string;
+}
+
+/** One user message, normalised at parse time and stored in the inbox as it is. */
+export interface InboundMessage {
+  /** The chat product's message id: the inbox's deduplication key. */
+  id: string;
+  /** The account (WhatsApp: phone number id) that received the message and sends the reply. */
+  accountId: string;
+  /** The sender's address (WhatsApp: the sender's phone number). */
+  from: string;
+  /** The chat product's message type (`text`, `image`, `interactive`, ...). */
+  type: string;
+  /** The text to hand to the agent; a caption or a button title for non-text types. */
+  text: string;
+  media?: InboundMedia;
+  /** False for types the channel cannot hand to an agent; they get a fixed reply instead. */
+  supported: boolean;
+  /** The message exactly as the chat product sent it. */
+  raw: unknown;
+}
+
+/** The result of parsing one webhook delivery. */
+export type ParsedDelivery =
+  | { kind: "ignored" }
+  | { kind: "events"; messages: InboundMessage[]; statuses: number };
+
+/** A reply to one inbound message. */
+export interface OutboundReply {
+  accountId: string;
+  to: string;
+  text: string;
+}
+
+export interface Channel {
+  /** The URL segment and the inbox's channel column: `/{name}/webhook`. */
+  readonly name: string;
+  /** Fixed reply for message types the channel does not support. */
+  readonly unsupportedReply: string;
+  /** Subscription handshake from the query of `GET /{name}/webhook`. */
+  verifyHandshake(query: URLSearchParams): HandshakeResult;
+  /** True when the raw request really comes from the chat product (signature over the raw bytes). */
+  authenticate(headers: Headers, rawBody: Uint8Array): boolean;
+  /** Every message of a delivery; throws InvalidPayloadError for a body of the wrong shape. */
+  parseDelivery(body: unknown): ParsedDelivery;
+  /** Splits a reply into the messages the chat product accepts (length limit). */
+  splitReply(text: string): string[];
+  /** Sends one part of a reply; throws DeliveryError saying whether a retry can help. */
+  send(reply: OutboundReply): Promise<void>;
+  /** Conversation id handed to the agent, stable per sender. */
+  sessionId(message: Pick<InboundMessage, "accountId" | "from">): string;
+}

@@ -1,0 +1,45 @@
+/** Base of every error the messaging module raises on purpose; `code` is stable, messages are for people. */
+export class MessagingError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** The channel's environment variables do not add up to a usable configuration. */
+export class MessagingConfigError extends MessagingError {
+  constructor(message: string) {
+    super("MESSAGING_CONFIG_INVALID", message);
+  }
+}
+
+/** The request body is larger than the webhook accepts. */
+export class PayloadTooLargeError extends MessagingError {
+  constructor(readonly limitBytes: number) {
+    super("PAYLOAD_TOO_LARGE", `Request body exceeds ${limitBytes} bytes`);
+  }
+}
+
+/** A delivery that parsed as JSON but does not have the shape the channel documents. */
+export class InvalidPayloadError extends MessagingError {
+  constructor(message: string) {
+    super("INVALID_PAYLOAD", message);
+  }
+}
+
+/**
+ * Handing a message to the agent or a reply to the chat product failed. `retryable` says whether trying
+ * again later can help (network errors, 5xx, rate limits) or not (the other side rejected the request).
+ */
+export class DeliveryError extends MessagingError {
+  constructor(
+    code: "AGENT_FAILED" | "SEND_FAILED",
+    message: string,
+    readonly retryable: boolean,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, options);
+  }
+}

@@ -1,0 +1,45 @@
+import type { Migration } from "@agent-platform/migrator";
+
+/** Schema of the inbox, versioned on its own: the platform schema's version is the operator's business. */
+export const INBOX_SCHEMA = "messaging";
+export const INBOX_HISTORY_TABLE = "inbox_schema_history";
+
+export const inboxMigrations: readonly Migration[] = [
+  {
+    version: "1.0.0",
+    name: "inbox",
+    async up({ sql }) {
+      await sql.unsafe(`
+        CREATE SCHEMA IF NOT EXISTS messaging;
+        CREATE TABLE messaging.inbox (
+          channel         text        NOT NULL,
+          message_id      text        NOT NULL,
+          account_id      text        NOT NULL,
+          sender          text        NOT NULL,
+          message_type    text        NOT NULL,
+          message         jsonb       NOT NULL,
+          status          text        NOT NULL DEFAULT 'pending'
+                                      CHECK (status IN ('pending', 'processing', 'done', 'failed')),
+          attempts        integer     NOT NULL DEFAULT 0,
+          -- pending: when the row is due; processing: when the lease expires and the row can be reclaimed
+          next_attempt_at timestamptz NOT NULL DEFAULT now(),
+          lease_id        uuid,
+          -- the agent's answer split into parts, saved before the first part is sent so a retry resends
+          -- exactly the parts not yet accepted instead of asking the agent again
+          reply_parts     jsonb,
+          parts_sent      integer     NOT NULL DEFAULT 0,
+          last_error      text,
+          received_at     timestamptz NOT NULL DEFAULT now(),
+          updated_at      timestamptz NOT NULL DEFAULT now(),
+          PRIMARY KEY (channel, message_id)
+        );
+        CREATE INDEX inbox_due_idx ON messaging.inbox (next_attempt_at)
+          WHERE status IN ('pending', 'processing');
+        CREATE INDEX inbox_status_idx ON messaging.inbox (status, received_at);
+      `);
+    },
+    async down({ sql }) {
+      await sql.unsafe("DROP TABLE messaging.inbox");
+    },
+  },
+];

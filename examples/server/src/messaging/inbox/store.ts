@@ -1,0 +1,159 @@
+import type { Sql } from "postgres";
+import type { InboundMessage } from "../channel.js";
+
+export const INBOX_STATUSES = ["pending", "processing", "done", "failed"] as const;
+export type InboxStatus = (typeof INBOX_STATUSES)[number];
+
+/** A row a worker holds: updates only succeed while `leaseId` is still the row's lease. */
+export interface ClaimedMessage {
+  channel: string;
+  messageId: string;
+  leaseId: string;
+  attempts: number;
+  message: InboundMessage;
+  replyParts: string[] | null;
+  partsSent: number;
+  lastError: string | null;
+}
+
+/** What the inbox listing shows; the message content stays in the database. */
+export interface InboxEntry {
+  channel: string;
+  message_id: string;
+  account_id: string;
+  from: string;
+  type: string;
+  status: InboxStatus;
+  attempts: number;
+  last_error: string | null;
+  received_at: Date;
+  updated_at: Date;
+}
+
+/**
+ * The durable inbox in the platform database. All times are the database's clock, so several server
+ * processes agree on what is due and which leases have expired.
+ */
+export class InboxStore {
+  constructor(private readonly sql: Sql) {}
+
+  /**
+   * Stores every message of one delivery in one statement (one transaction): all of them or none.
+   * A message id already in the inbox is skipped and counted as a duplicate.
+   */
+  async insert(
+    channel: string,
+    messages: InboundMessage[],
+  ): Promise<{ received: number; duplicates: number }> {
+    if (messages.length === 0) return { received: 0, duplicates: 0 };
+    const inserted = await this.sql`
+      INSERT INTO messaging.inbox (channel, message_id, account_id, sender, message_type, message)
+      SELECT ${channel}, m->>'id', m->>'accountId', m->>'from', m->>'type', m
+      FROM jsonb_array_elements(${JSON.stringify(messages)}::text::jsonb) AS m
+      ON CONFLICT (channel, message_id) DO NOTHING
+      RETURNING message_id
+    `;
+    return { received: inserted.length, duplicates: messages.length - inserted.length };
+  }
+
+  /**
+   * Leases up to `limit` due rows: pending rows whose retry time has come and processing rows whose lease
+   * expired (their worker died). SKIP LOCKED lets concurrent workers take disjoint rows without waiting.
+   */
+  async claim(limit: number, leaseMs: number): Promise<ClaimedMessage[]> {
+    const rows = await this.sql<ClaimRow[]>`
+      UPDATE messaging.inbox AS i
+      SET status = 'processing',
+          attempts = i.attempts + 1,
+          lease_id = gen_random_uuid(),
+          next_attempt_at = now() + ${leaseMs}::double precision * interval '1 millisecond',
+          updated_at = now()
+      FROM (
+        SELECT channel, message_id FROM messaging.inbox
+        WHERE status IN ('pending', 'processing') AND next_attempt_at <= now()
+        ORDER BY next_attempt_at
+        LIMIT ${limit}
+        FOR UPDATE SKIP LOCKED
+      ) AS due
+      WHERE i.channel = due.channel AND i.message_id = due.message_id
+      RETURNING i.channel, i.message_id, i.lease_id, i.attempts, i.message, i.reply_parts, i.parts_sent,
+                i.last_error
+    `;
+    return rows.map((row) => ({
+      channel: row.channel,
+      messageId: row.message_id,
+      leaseId: row.lease_id,
+      attempts: row.attempts,
+      message: row.message,
+      replyParts: row.reply_parts,
+      partsSent: row.parts_sent,
+      lastError: row.last_error,
+    }));
+  }
+
+  /** Saves the reply before sending it; also renews the lease. False when the lease was lost. */
+  async saveReply(lease: ClaimedMessage, parts: string[], leaseMs: number): Promise<boolean> {
+    return this.updateLeased(
+      lease,
+      this.sql`reply_parts = ${JSON.stringify(parts)}::text::jsonb,
+               next_attempt_at = now() + ${leaseMs}::double precision * interval '1 millisecond'`,
+    );
+  }
+
+  /** Records that the first `partsSent` parts were accepted; also renews the lease. */
+  async markPartsSent(lease: ClaimedMessage, partsSent: number, leaseMs: number): Promise<boolean> {
+    return this.updateLeased(
+      lease,
+      this
+        .sql`parts_sent = ${partsSent}, next_attempt_at = now() + ${leaseMs}::double precision * interval '1 millisecond'`,
+    );
+  }
+
+  async markDone(lease: ClaimedMessage): Promise<boolean> {
+    return this.updateLeased(lease, this.sql`status = 'done', lease_id = NULL`);
+  }
+
+  async retryLater(lease: ClaimedMessage, error: string, delayMs: number): Promise<boolean> {
+    return this.updateLeased(
+      lease,
+      this.sql`status = 'pending', lease_id = NULL, last_error = ${error},
+               next_attempt_at = now() + ${delayMs}::double precision * interval '1 millisecond'`,
+    );
+  }
+
+  async markFailed(lease: ClaimedMessage, error: string): Promise<boolean> {
+    return this.updateLeased(lease, this.sql`status = 'failed', lease_id = NULL, last_error = ${error}`);
+  }
+
+  async list(channel: string, status: InboxStatus | undefined, limit: number): Promise<InboxEntry[]> {
+    return this.sql<InboxEntry[]>`
+      SELECT channel, message_id, account_id, sender AS "from", message_type AS "type", status, attempts,
+             last_error, received_at, updated_at
+      FROM messaging.inbox
+      WHERE channel = ${channel} ${status === undefined ? this.sql`` : this.sql`AND status = ${status}`}
+      ORDER BY received_at DESC, message_id
+      LIMIT ${limit}
+    `;
+  }
+
+  private async updateLeased(lease: ClaimedMessage, assignments: ReturnType<Sql>): Promise<boolean> {
+    const rows = await this.sql`
+      UPDATE messaging.inbox SET ${assignments}, updated_at = now()
+      WHERE channel = ${lease.channel} AND message_id = ${lease.messageId}
+        AND lease_id = ${lease.leaseId} AND status = 'processing'
+      RETURNING 1
+    `;
+    return rows.length === 1;
+  }
+}
+
+interface ClaimRow {
+  channel: string;
+  message_id: string;
+  lease_id: string;
+  attempts: number;
+  message: InboundMessage;
+  reply_parts: string[] | null;
+  parts_sent: number;
+  last_error: string | null;
+}

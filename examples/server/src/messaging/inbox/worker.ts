@@ -1,0 +1,196 @@
+import type { Logger } from "pino";
+import type { AgentHandler } from "../agents/agent.js";
+import type { Channel } from "../channel.js";
+import { DeliveryError } from "../errors.js";
+import { retryDelayMs } from "./backoff.js";
+import type { ClaimedMessage, InboxStore } from "./store.js";
+
+export interface InboxWorkerOptions {
+  store: InboxStore;
+  channel: Channel;
+  agent: AgentHandler;
+  logger: Logger;
+  concurrency: number;
+  pollMs: number;
+  startDelayMs: number;
+  maxAttempts: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** How long a claimed row stays leased without progress before another worker may take it. */
+  leaseMs: number;
+}
+
+/**
+ * Drains the inbox: claims due rows, asks the agent, sends the reply through the channel and marks the row
+ * done, with at most `concurrency` messages in flight. Several workers (processes) may share one database.
+ */
+export class InboxWorker {
+  private readonly inFlight = new Set<Promise<void>>();
+  private loop: Promise<void> | undefined;
+  private startTimer: NodeJS.Timeout | undefined;
+  private stopping = false;
+  private wakeRequested = false;
+  private wakeWaiter: (() => void) | undefined;
+
+  constructor(private readonly options: InboxWorkerOptions) {}
+
+  start(): void {
+    if (this.loop || this.startTimer || this.stopping) return;
+    const begin = () => {
+      this.startTimer = undefined;
+      this.loop = this.run();
+    };
+    if (this.options.startDelayMs > 0) this.startTimer = setTimeout(begin, this.options.startDelayMs);
+    else begin();
+  }
+
+  /** New rows were stored: look now instead of at the next poll. */
+  notify(): void {
+    this.wakeRequested = true;
+    this.wakeWaiter?.();
+  }
+
+  /** Claims nothing more and resolves when every message in flight has been handled. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.startTimer) clearTimeout(this.startTimer);
+    this.startTimer = undefined;
+    this.notify();
+    await this.loop;
+    await Promise.allSettled(this.inFlight);
+  }
+
+  private async run(): Promise<void> {
+    const { store, logger, concurrency, pollMs, leaseMs } = this.options;
+    let claimFailures = 0;
+    while (!this.stopping) {
+      const free = concurrency - this.inFlight.size;
+      if (free > 0) {
+        let claimed: ClaimedMessage[];
+        try {
+          claimed = await store.claim(free, leaseMs);
+          claimFailures = 0;
+        } catch (error) {
+          claimFailures++;
+          logger.error({ err: error }, "inbox claim failed; retrying");
+          await this.sleep(Math.min(pollMs * 2 ** claimFailures, 30_000));
+          continue;
+        }
+        for (const row of claimed) this.track(this.handle(row));
+        if (claimed.length === free) continue;
+      }
+      await this.sleep(pollMs);
+    }
+  }
+
+  private track(task: Promise<void>): void {
+    this.inFlight.add(task);
+    void task.finally(() => {
+      this.inFlight.delete(task);
+      this.notify();
+    });
+  }
+
+  /** Resolves after `ms`, or earlier on notify()/stop(); a notify that came while busy counts too. */
+  private sleep(ms: number): Promise<void> {
+    if (this.wakeRequested || this.stopping) {
+      this.wakeRequested = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.wakeWaiter = undefined;
+        this.wakeRequested = false;
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.wakeWaiter = wake;
+    });
+  }
+
+  /** Never rejects: every outcome is recorded on the row, or left to the lease expiring. */
+  private async handle(row: ClaimedMessage): Promise<void> {
+    const { store, logger, maxAttempts } = this.options;
+    const log = logger.child({ channel: row.channel, message_id: row.messageId, attempt: row.attempts });
+    let outcome: Promise<boolean>;
+    if (row.attempts > maxAttempts) {
+      // Only a lease that expired gets here: the worker that held it died or hung.
+      const reason = row.lastError ?? "the worker processing it stopped before finishing";
+      log.error("inbox message failed: attempts exhausted");
+      outcome = store.markFailed(row, `Gave up after ${maxAttempts} attempts: ${reason}`);
+    } else {
+      try {
+        await this.deliver(row, log);
+        outcome = store.markDone(row);
+      } catch (error) {
+        if (error instanceof LeaseLostError) return;
+        outcome = this.recordFailure(row, error, log);
+      }
+    }
+    try {
+      await this.settle(log, outcome);
+    } catch (error) {
+      if (error instanceof LeaseLostError) return;
+      log.error(
+        { err: error },
+        "could not record the outcome; the message is retried when its lease expires",
+      );
+    }
+  }
+
+  private recordFailure(row: ClaimedMessage, error: unknown, log: Logger): Promise<boolean> {
+    const { store, maxAttempts } = this.options;
+    const reason = error instanceof Error ? error.message : String(error);
+    // Anything that is not a classified delivery error (a bug in a custom agent, a database hiccup) is
+    // treated as transient: a message only fails for good on a definite answer or exhausted attempts.
+    const retryable = !(error instanceof DeliveryError) || error.retryable;
+    if (retryable && row.attempts < maxAttempts) {
+      const delay = retryDelayMs(row.attempts, this.options.retryBaseMs, this.options.retryMaxMs);
+      log.warn({ err: error, retry_in_ms: delay }, "inbox message will be retried");
+      return store.retryLater(row, reason, delay);
+    }
+    log.error({ err: error }, "inbox message failed");
+    return store.markFailed(row, retryable ? `Gave up after ${row.attempts} attempts: ${reason}` : reason);
+  }
+
+  /** Asks the agent (unless an earlier attempt saved its reply) and sends the parts not yet accepted. */
+  private async deliver(row: ClaimedMessage, log: Logger): Promise<void> {
+    const { store, channel, agent, leaseMs } = this.options;
+    const message = row.message;
+    let parts = row.replyParts;
+    if (parts === null) {
+      const text = message.supported
+        ? ((
+            await agent({
+              channel: channel.name,
+              from: message.from,
+              text: message.text,
+              type: message.type,
+              ...(message.media ? { media: message.media } : {}),
+              sessionId: channel.sessionId(message),
+              raw: message.raw,
+            })
+          )?.text ?? "")
+        : channel.unsupportedReply;
+      parts = text === "" ? [] : channel.splitReply(text);
+      await this.settle(log, store.saveReply(row, parts, leaseMs));
+    }
+    for (let index = row.partsSent; index < parts.length; index++) {
+      await channel.send({ accountId: message.accountId, to: message.from, text: parts[index] ?? "" });
+      await this.settle(log, store.markPartsSent(row, index + 1, leaseMs));
+    }
+  }
+
+  /** A leased update that matched no row means another worker took the row over after our lease expired. */
+  private async settle(log: Logger, update: Promise<boolean>): Promise<void> {
+    if (!(await update)) {
+      log.warn("inbox lease lost to another worker; leaving the message to it");
+      throw new LeaseLostError();
+    }
+  }
+}
+
+class LeaseLostError extends Error {
+  readonly code = "LEASE_LOST";
+}
