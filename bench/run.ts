@@ -1,3 +1,6 @@
+import { loadavg } from "node:os";
+import { runHttpGroup } from "./src/http.js";
+import { runMigratorGroup } from "./src/migrator.js";
 import { describeMachine, printGroup, writeReport } from "./src/report.js";
 import type { GroupResult } from "./src/types.js";
 import { runVerifyGroup } from "./src/verify.js";
@@ -9,6 +12,8 @@ import { runVerifyGroup } from "./src/verify.js";
  */
 const GROUPS: Record<string, (options: { quick: boolean }) => Promise<GroupResult>> = {
   verify: runVerifyGroup,
+  http: runHttpGroup,
+  migrator: runMigratorGroup,
 };
 
 const args = process.argv.slice(2);
@@ -18,6 +23,7 @@ const only = args
   ?.slice("--only=".length)
   .split(",");
 const started = performance.now();
+const loadAtStart = loadavg()[0] ?? 0;
 const groups: GroupResult[] = [];
 for (const [name, run] of Object.entries(GROUPS)) {
   if (only && !only.includes(name)) continue;
@@ -30,6 +36,7 @@ writeReport({
   quick,
   durationSeconds: (performance.now() - started) / 1000,
   machine: describeMachine(),
+  loadAverage: { start: loadAtStart, end: loadavg()[0] ?? 0 },
   groups,
 });
 console.log(

@@ -6,6 +6,7 @@ import {
   generateKeyPairSync,
   type KeyObject,
   randomBytes,
+  type SignKeyObjectInput,
   sign,
 } from "node:crypto";
 
@@ -68,26 +69,45 @@ export function importKeys(exported: KeyExport): KeyMaterial {
 
 export const SCOPE = "bench:read";
 
-/** Signs a JWT with node:crypto directly: much faster than jose for the thousands of tokens the HTTP group rotates. */
-export function signToken(keys: KeyMaterial, extraClaims: Record<string, unknown> = {}): string {
+function signingInput(alg: Alg, extraClaims: Record<string, unknown>): string {
   const now = Math.floor(Date.now() / 1000);
-  const header = Buffer.from(JSON.stringify({ alg: keys.alg, typ: "JWT" })).toString("base64url");
+  const header = Buffer.from(JSON.stringify({ alg, typ: "JWT" })).toString("base64url");
   const payload = Buffer.from(
     JSON.stringify({ sub: "user-1", scopes: [SCOPE], iat: now, exp: now + 3600, ...extraClaims }),
   ).toString("base64url");
-  const input = `${header}.${payload}`;
-  return `${input}.${signatureOf(keys, Buffer.from(input)).toString("base64url")}`;
+  return `${header}.${payload}`;
 }
 
-function signatureOf(keys: KeyMaterial, data: Buffer): Buffer {
-  switch (keys.alg) {
-    case "HS256":
-      return createHmac("sha256", keys.signKey).update(data).digest();
-    case "RS256":
-      return sign("sha256", data, keys.signKey);
-    case "ES256":
-      return sign("sha256", data, { key: keys.signKey, dsaEncoding: "ieee-p1363" });
-    case "EdDSA":
-      return sign(null, data, keys.signKey);
+function signArguments(keys: KeyMaterial): [string | null, KeyObject | SignKeyObjectInput] {
+  if (keys.alg === "ES256") return ["sha256", { key: keys.signKey, dsaEncoding: "ieee-p1363" }];
+  return [keys.alg === "EdDSA" ? null : "sha256", keys.signKey];
+}
+
+/** Signs a JWT with node:crypto directly (much faster than jose for the thousands of tokens the HTTP group rotates). */
+export function signToken(keys: KeyMaterial, extraClaims: Record<string, unknown> = {}): string {
+  const input = signingInput(keys.alg, extraClaims);
+  const data = Buffer.from(input);
+  const [digest, key] = signArguments(keys);
+  const signature =
+    keys.alg === "HS256" ? createHmac("sha256", keys.signKey).update(data).digest() : sign(digest, data, key);
+  return `${input}.${signature.toString("base64url")}`;
+}
+
+/** `count` distinct tokens (distinct `jti`); asymmetric signatures run on the thread pool, so both cores sign. */
+export async function signTokens(keys: KeyMaterial, count: number): Promise<string[]> {
+  if (keys.alg === "HS256") return Array.from({ length: count }, (_, i) => signToken(keys, { jti: `t${i}` }));
+  const [digest, key] = signArguments(keys);
+  const one = (i: number) =>
+    new Promise<string>((resolve, reject) => {
+      const input = signingInput(keys.alg, { jti: `t${i}` });
+      sign(digest, Buffer.from(input), key, (error, signature) =>
+        error ? reject(error) : resolve(`${input}.${signature.toString("base64url")}`),
+      );
+    });
+  const tokens: string[] = [];
+  for (let start = 0; start < count; start += 256) {
+    const batch = Array.from({ length: Math.min(256, count - start) }, (_, i) => one(start + i));
+    tokens.push(...(await Promise.all(batch)));
   }
+  return tokens;
 }

@@ -27,6 +27,8 @@ export interface RunReport {
   quick: boolean;
   durationSeconds: number;
   machine: Machine;
+  /** 1-minute load average when the run started and ended: the machine is shared, so say how busy it was. */
+  loadAverage: { start: number; end: number };
   groups: GroupResult[];
 }
 
@@ -98,7 +100,8 @@ function renderMarkdown(report: RunReport, chartFiles: Map<string, string[]>): s
     "",
     `Produced on **${m.cpuModel}**, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.platform}, Node ${m.node}, ` +
       `on ${report.date} (${report.quick ? "QUICK smoke run — figures are not meaningful" : "full run"}, ` +
-      `${Math.round(report.durationSeconds)} s).`,
+      `${Math.round(report.durationSeconds)} s; 1-minute load average ${report.loadAverage.start.toFixed(1)} at the ` +
+      `start, ${report.loadAverage.end.toFixed(1)} at the end).`,
     "",
     "Absolute times drift between shared machines; the ratios, measured side by side in the same run, are what to " +
       "compare. `pnpm bench` never fails on a timing: a missed target is a finding, recorded below.",

@@ -1,0 +1,346 @@
+import { join } from "node:path";
+import { type Alg, exportKeys, makeKeys, signToken, signTokens } from "./keys.js";
+import { type LoadResult, runLoad, ServerUnavailableError, startServerProcess } from "./load.js";
+import { BENCH_PATH } from "./ours.js";
+import type { HttpVariant } from "./servers/http-server.js";
+import { median, sig } from "./stats.js";
+import type { BarKind, GroupResult, Table, Target } from "./types.js";
+
+const HTTP_ALGORITHMS = ["HS256", "RS256"] as const satisfies readonly Alg[];
+type HttpAlg = (typeof HTTP_ALGORITHMS)[number];
+const SERVER_SCRIPT = join(import.meta.dirname, "servers", "http-server.ts");
+const CONNECTIONS = 10;
+
+type CaseId =
+  | "honoBare"
+  | "honoOurs"
+  | "honoOursFresh"
+  | "honoMinimal"
+  | "honoJwt"
+  | "expressBare"
+  | "expressOurs"
+  | "expressJwt";
+
+interface Case {
+  id: CaseId;
+  label: string;
+  variant: HttpVariant;
+  kind: BarKind;
+  /** same: one token on every request; fresh: a rotation of distinct tokens, each request the next one. */
+  tokens: "same" | "fresh";
+  /** The case this one is a ratio of (the bare route of the same framework). */
+  bare: CaseId;
+}
+
+const CASES: Case[] = [
+  {
+    id: "honoBare",
+    label: "Hono, bare route",
+    variant: "hono-bare",
+    kind: "floor",
+    tokens: "same",
+    bare: "honoBare",
+  },
+  {
+    id: "honoOurs",
+    label: "Hono + ours, same token",
+    variant: "hono-ours",
+    kind: "ours",
+    tokens: "same",
+    bare: "honoBare",
+  },
+  {
+    id: "honoOursFresh",
+    label: "Hono + ours, fresh token per request",
+    variant: "hono-ours",
+    kind: "ours",
+    tokens: "fresh",
+    bare: "honoBare",
+  },
+  {
+    id: "honoMinimal",
+    label: "Hono + minimal node:crypto verifier",
+    variant: "hono-minimal",
+    kind: "peer",
+    tokens: "fresh",
+    bare: "honoBare",
+  },
+  {
+    id: "honoJwt",
+    label: "Hono + hono/jwt + scope check",
+    variant: "hono-jwt",
+    kind: "peer",
+    tokens: "same",
+    bare: "honoBare",
+  },
+  {
+    id: "expressBare",
+    label: "Express, bare route",
+    variant: "express-bare",
+    kind: "floor",
+    tokens: "same",
+    bare: "expressBare",
+  },
+  {
+    id: "expressOurs",
+    label: "Express + ours, same token",
+    variant: "express-ours",
+    kind: "ours",
+    tokens: "same",
+    bare: "expressBare",
+  },
+  {
+    id: "expressJwt",
+    label: "Express + express-jwt + scope check",
+    variant: "express-jwt",
+    kind: "peer",
+    tokens: "same",
+    bare: "expressBare",
+  },
+];
+
+type Outcome = { result: LoadResult; rounds: LoadResult[] } | { skipped: string };
+type AlgResults = Partial<Record<CaseId, Outcome>>;
+
+interface Settings {
+  rounds: number;
+  durationSeconds: number;
+  warmupSeconds: number;
+  freshTokens: number;
+}
+
+type Server = Awaited<ReturnType<typeof startServerProcess>>;
+
+/** Median of every figure over the rounds. */
+function medianResult(rounds: LoadResult[]): LoadResult {
+  const m = (pick: (r: LoadResult) => number | null) => {
+    const values = rounds.map(pick).filter((v): v is number => v !== null);
+    return values.length === 0 ? null : median(values);
+  };
+  return {
+    requestsPerSecond: m((r) => r.requestsPerSecond) ?? 0,
+    latencyP50Ms: m((r) => r.latencyP50Ms) ?? 0,
+    latencyP99Ms: m((r) => r.latencyP99Ms) ?? 0,
+    requests: rounds.reduce((sum, r) => sum + r.requests, 0),
+    non2xx: rounds.reduce((sum, r) => sum + r.non2xx, 0),
+    errors: rounds.reduce((sum, r) => sum + r.errors, 0),
+    serverCpuUsPerRequest: m((r) => r.serverCpuUsPerRequest),
+  };
+}
+
+/**
+ * All servers of one algorithm are started up front; then every round runs each case once, rotating the order, so
+ * a burst of load from elsewhere on a shared machine hits every case alike. Figures are medians over rounds.
+ */
+async function runAlg(alg: HttpAlg, s: Settings): Promise<AlgResults> {
+  const keys = makeKeys(alg);
+  const env = { BENCH_KEYS: JSON.stringify(exportKeys(keys)) };
+  const same = signToken(keys);
+  const fresh = await signTokens(keys, s.freshTokens);
+  const results: AlgResults = {};
+  const servers = new Map<CaseId, Server>();
+  try {
+    for (const c of CASES) {
+      try {
+        servers.set(c.id, await startServerProcess(SERVER_SCRIPT, [c.variant], env));
+      } catch (error) {
+        if (!(error instanceof ServerUnavailableError)) throw error;
+        results[c.id] = { skipped: error.message };
+      }
+    }
+    const live = CASES.filter((c) => servers.has(c.id));
+    const rounds = new Map<CaseId, LoadResult[]>(live.map((c) => [c.id, []]));
+    for (let round = 0; round < s.rounds; round++) {
+      for (let i = 0; i < live.length; i++) {
+        const c = live[(i + round) % live.length] as Case;
+        const server = servers.get(c.id) as Server;
+        console.log(`http: ${alg} round ${round + 1}/${s.rounds} ${c.label}`);
+        let next = 0;
+        rounds.get(c.id)?.push(
+          await runLoad({
+            url: `http://127.0.0.1:${server.port}${BENCH_PATH}`,
+            connections: CONNECTIONS,
+            durationSeconds: s.durationSeconds,
+            warmupSeconds: round === 0 ? s.warmupSeconds : 0,
+            serverPid: server.pid,
+            headers: { authorization: `Bearer ${same}` },
+            ...(c.tokens === "fresh"
+              ? {
+                  perRequest: () => {
+                    next = (next + 1) % fresh.length;
+                    return { headers: { authorization: `Bearer ${fresh[next]}` } };
+                  },
+                }
+              : {}),
+          }),
+        );
+      }
+    }
+    for (const c of live) {
+      const all = rounds.get(c.id) ?? [];
+      const result = medianResult(all);
+      results[c.id] =
+        result.non2xx > 0 || result.errors > 0
+          ? { skipped: `invalid run: ${result.non2xx} non-2xx answers, ${result.errors} connection errors` }
+          : { result, rounds: all };
+    }
+    return results;
+  } finally {
+    await Promise.all([...servers.values()].map((server) => server.stop()));
+  }
+}
+
+function get(results: AlgResults, id: CaseId): LoadResult | undefined {
+  const o = results[id];
+  return o && "result" in o ? o.result : undefined;
+}
+
+function rpsRatio(results: AlgResults, a: CaseId, b: CaseId): number | undefined {
+  const x = get(results, a);
+  const y = get(results, b);
+  return x && y ? x.requestsPerSecond / y.requestsPerSecond : undefined;
+}
+
+const fmt = (r: number | undefined) => (r === undefined ? "n/a" : `${r.toFixed(2)}x`);
+
+export async function runHttpGroup(options: { quick: boolean }): Promise<GroupResult> {
+  const s: Settings = options.quick
+    ? { rounds: 1, durationSeconds: 1, warmupSeconds: 0, freshTokens: 500 }
+    : { rounds: 3, durationSeconds: 2, warmupSeconds: 1, freshTokens: 20_000 };
+  const results = {} as Record<HttpAlg, AlgResults>;
+  for (const alg of HTTP_ALGORITHMS) results[alg] = await runAlg(alg, s);
+  const tables: Table[] = HTTP_ALGORITHMS.map((alg) => {
+    const r = results[alg];
+    const notes: string[] = [];
+    const rows = CASES.map((c) => {
+      const o = r[c.id];
+      if (!o || "skipped" in o) {
+        notes.push(`${c.label}: ${o ? o.skipped : "not run"}`);
+        return [c.label, "n/a", "", "", "", "", ""];
+      }
+      const bare = get(r, c.bare);
+      const res = o.result;
+      return [
+        c.label,
+        sig(res.requestsPerSecond),
+        fmt(bare ? res.requestsPerSecond / bare.requestsPerSecond : undefined),
+        res.latencyP50Ms.toString(),
+        res.latencyP99Ms.toString(),
+        res.serverCpuUsPerRequest === null ? "n/a" : sig(res.serverCpuUsPerRequest),
+        fmt(
+          bare?.serverCpuUsPerRequest && res.serverCpuUsPerRequest !== null
+            ? res.serverCpuUsPerRequest / bare.serverCpuUsPerRequest
+            : undefined,
+        ),
+      ];
+    });
+    return {
+      title: `${alg}: requests per second, ${CONNECTIONS} connections, median of ${s.rounds} × ${s.durationSeconds} s`,
+      columns: ["server", "req/s", "× bare", "p50 ms", "p99 ms", "server CPU µs/req", "CPU × bare"],
+      rows,
+      notes,
+    };
+  });
+  tables.push({
+    title: "Ratios (requests per second)",
+    columns: ["ratio", ...HTTP_ALGORITHMS],
+    rows: [
+      [
+        "Hono + ours (same token) ÷ bare Hono",
+        ...HTTP_ALGORITHMS.map((a) => fmt(rpsRatio(results[a], "honoOurs", "honoBare"))),
+      ],
+      [
+        "Hono + ours (fresh tokens) ÷ bare Hono",
+        ...HTTP_ALGORITHMS.map((a) => fmt(rpsRatio(results[a], "honoOursFresh", "honoBare"))),
+      ],
+      [
+        "Hono + minimal verifier ÷ bare Hono",
+        ...HTTP_ALGORITHMS.map((a) => fmt(rpsRatio(results[a], "honoMinimal", "honoBare"))),
+      ],
+      [
+        "Hono + ours (fresh) ÷ Hono + minimal verifier",
+        ...HTTP_ALGORITHMS.map((a) => fmt(rpsRatio(results[a], "honoOursFresh", "honoMinimal"))),
+      ],
+      [
+        "Hono + ours (same token) ÷ Hono + hono/jwt",
+        ...HTTP_ALGORITHMS.map((a) => fmt(rpsRatio(results[a], "honoOurs", "honoJwt"))),
+      ],
+      [
+        "Hono + hono/jwt ÷ bare Hono",
+        ...HTTP_ALGORITHMS.map((a) => fmt(rpsRatio(results[a], "honoJwt", "honoBare"))),
+      ],
+      [
+        "Express + ours ÷ bare Express",
+        ...HTTP_ALGORITHMS.map((a) => fmt(rpsRatio(results[a], "expressOurs", "expressBare"))),
+      ],
+      [
+        "Express + express-jwt ÷ bare Express",
+        ...HTTP_ALGORITHMS.map((a) => fmt(rpsRatio(results[a], "expressJwt", "expressBare"))),
+      ],
+      [
+        "Express + ours ÷ Express + express-jwt",
+        ...HTTP_ALGORITHMS.map((a) => fmt(rpsRatio(results[a], "expressOurs", "expressJwt"))),
+      ],
+    ],
+  });
+  const targets: Target[] = [];
+  for (const alg of HTTP_ALGORITHMS) {
+    const r = results[alg];
+    const same = rpsRatio(r, "honoOurs", "honoBare");
+    targets.push({
+      name: `Hono + ours, same token, ${alg}`,
+      goal: "≥ 0.85x bare Hono req/s",
+      measured: same === undefined ? "not measured" : `${same.toFixed(2)}x`,
+      met: same === undefined ? null : same >= 0.85,
+    });
+    const fresh = rpsRatio(r, "honoOursFresh", "honoBare");
+    const minimal = rpsRatio(r, "honoMinimal", "honoBare");
+    targets.push({
+      name: `Hono + ours, fresh token per request, ${alg}`,
+      goal: "ratio to bare ≥ 0.9 × the minimal node:crypto verifier's ratio",
+      measured:
+        fresh === undefined || minimal === undefined
+          ? "not measured"
+          : `${fresh.toFixed(2)}x vs minimal ${minimal.toFixed(2)}x → ${(fresh / minimal).toFixed(2)}`,
+      met: fresh === undefined || minimal === undefined ? null : fresh >= 0.9 * minimal,
+    });
+    const express = rpsRatio(r, "expressOurs", "expressJwt");
+    targets.push({
+      name: `Express + ours vs Express + express-jwt, ${alg}`,
+      goal: "≥ 1.0x express-jwt req/s",
+      measured: express === undefined ? "not measured" : `${express.toFixed(2)}x`,
+      met: express === undefined ? null : express >= 1,
+    });
+  }
+  return {
+    id: "http",
+    title: "2. HTTP middleware, requests per second",
+    method: [
+      `Each server variant runs in its own child process (\`bench/src/servers/http-server.ts\`, port 0), the load generator (autocannon, programmatic) in the bench process: ${CONNECTIONS} connections, loopback only. All servers of an algorithm run at once; each gets a ${s.warmupSeconds} s discarded warm-up, then ${s.rounds} rounds each run every case for ${s.durationSeconds} s in rotating order; figures are medians over rounds. Every route is GET ${BENCH_PATH} → 200 \`{"ok":true}\`; a run with any non-2xx answer is reported invalid, not counted.`,
+      "Ours: the package's Hono / Express adapter, `jwtRbac({ verificationKeys: [key], algorithm, authorization: true, scopeMappings: { 'GET /bench': ['bench:read'] } })`, default cache.",
+      `Same token: one token on every request (a cache hit after the first). Fresh token: a rotation of ${s.freshTokens.toLocaleString("en-US")} distinct pre-signed tokens, the next one on every request (autocannon \`setupRequest\`).`,
+      "Minimal node:crypto verifier: header pinned, one-shot signature check with a KeyObject, payload parsed, `exp` and the scope checked — the least a careful hand-written middleware does. hono/jwt: the secret string for HS256, a CryptoKey imported once for RS256, plus a scope check. express-jwt: given a KeyObject made once (jsonwebtoken underneath), plus a hand-written scope check.",
+      "Server CPU µs/req: the server process's user+system time over the measured run (/proc) ÷ 2xx answers — independent of whether the load generator or the server saturates first on 2 cores.",
+    ],
+    tables,
+    charts: [
+      {
+        title: "HTTP requests per second, × the bare route of the same framework",
+        unit: "req/s ÷ bare route",
+        higherIsBetter: true,
+        reference: 1,
+        sections: HTTP_ALGORITHMS.map((alg) => ({
+          name: alg,
+          bars: CASES.map((c) => {
+            const value = rpsRatio(results[alg], c.id, c.bare);
+            return value === undefined
+              ? { label: c.label, kind: c.kind, value: null, note: "not measured (see table)" }
+              : { label: c.label, kind: c.kind, value };
+          }),
+        })),
+      },
+    ],
+    targets,
+    figures: results,
+  };
+}

@@ -1,0 +1,159 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+import autocannon from "autocannon";
+
+/** A server under load, in its own process so it never shares a core's event loop with the load generator. */
+export interface ServerProcess {
+  port: number;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export class ServerUnavailableError extends Error {
+  readonly code = "SERVER_UNAVAILABLE";
+}
+
+/**
+ * Spawns `node --import tsx <script> ...args` and waits for it to print `LISTENING <port>` (or `UNAVAILABLE <why>`
+ * when a package under test has not landed yet).
+ */
+export function startServerProcess(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const stderr: string[] = [];
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr.push(chunk.toString());
+    if (stderr.length > 50) stderr.shift();
+  });
+  return new Promise((resolve, reject) => {
+    const fail = (error: Error) => {
+      clearTimeout(timer);
+      child.kill("SIGKILL");
+      reject(error);
+    };
+    const timer = setTimeout(
+      () => fail(new Error(`${script} did not start in ${timeoutMs} ms: ${stderr.join("")}`)),
+      timeoutMs,
+    );
+    child.once("exit", (code) =>
+      fail(new Error(`${script} exited with ${code} before listening: ${stderr.join("").slice(-2000)}`)),
+    );
+    const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+    lines.on("line", (line) => {
+      if (line.startsWith("UNAVAILABLE "))
+        fail(new ServerUnavailableError(line.slice("UNAVAILABLE ".length)));
+      if (!line.startsWith("LISTENING ")) return;
+      clearTimeout(timer);
+      child.removeAllListeners("exit");
+      resolve({
+        port: Number(line.slice("LISTENING ".length)),
+        pid: child.pid as number,
+        stop: () => stopChild(child),
+      });
+    });
+  });
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const force = setTimeout(() => child.kill("SIGKILL"), 5_000);
+    child.once("exit", () => {
+      clearTimeout(force);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}
+
+const CLOCK_TICK_US = 10_000; // USER_HZ is 100 on Linux
+
+/** CPU time (user + system) a process has used so far, in µs, from /proc; null where /proc is not available. */
+export function processCpuUs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_US;
+  } catch {
+    return null;
+  }
+}
+
+export interface LoadOptions {
+  url: string;
+  method?: "GET" | "POST";
+  durationSeconds: number;
+  warmupSeconds: number;
+  connections: number;
+  headers?: Record<string, string>;
+  /** Called before every request: the headers (and body) that request carries. */
+  perRequest?: () => { headers: Record<string, string>; body?: string };
+  /** The server's pid, to charge it its CPU time per request. */
+  serverPid?: number;
+}
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+  /** Server process CPU per 2xx response, µs (null without /proc). */
+  serverCpuUsPerRequest: number | null;
+}
+
+function options(load: LoadOptions, durationSeconds: number): autocannon.Options {
+  const base: autocannon.Options = {
+    url: load.url,
+    connections: load.connections,
+    duration: durationSeconds,
+    method: load.method ?? "GET",
+    headers: load.headers ?? {},
+  };
+  const perRequest = load.perRequest;
+  if (!perRequest) return base;
+  return {
+    ...base,
+    requests: [
+      {
+        setupRequest: (request) => {
+          const { headers, body } = perRequest();
+          return {
+            ...request,
+            headers: { ...request.headers, ...headers },
+            ...(body === undefined ? {} : { body }),
+          };
+        },
+      },
+    ],
+  };
+}
+
+/** autocannon, programmatic: a discarded warm-up, then the measured run. */
+export async function runLoad(load: LoadOptions): Promise<LoadResult> {
+  if (load.warmupSeconds > 0) await autocannon(options(load, load.warmupSeconds));
+  const cpuBefore = load.serverPid === undefined ? null : processCpuUs(load.serverPid);
+  const result = await autocannon(options(load, load.durationSeconds));
+  const cpuAfter = load.serverPid === undefined ? null : processCpuUs(load.serverPid);
+  const ok = result["2xx"];
+  return {
+    requestsPerSecond: ok / result.duration,
+    latencyP50Ms: result.latency.p50,
+    latencyP99Ms: result.latency.p99,
+    requests: ok,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    serverCpuUsPerRequest:
+      cpuBefore === null || cpuAfter === null || ok === 0 ? null : (cpuAfter - cpuBefore) / ok,
+  };
+}
