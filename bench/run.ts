@@ -4,6 +4,7 @@ import { runMigratorGroup } from "./src/migrator.js";
 import { describeMachine, printGroup, writeReport } from "./src/report.js";
 import type { GroupResult } from "./src/types.js";
 import { runVerifyGroup } from "./src/verify.js";
+import { runWebhookGroup } from "./src/webhook.js";
 
 /**
  * `pnpm bench` entry: runs every group in turn, prints its tables, then writes bench/results.json, the charts and
@@ -14,6 +15,7 @@ const GROUPS: Record<string, (options: { quick: boolean }) => Promise<GroupResul
   verify: runVerifyGroup,
   http: runHttpGroup,
   migrator: runMigratorGroup,
+  webhook: runWebhookGroup,
 };
 
 const args = process.argv.slice(2);
