@@ -1,1 +1,36 @@
-export const placeholder = true;
+import type { JWTPayload } from "jose";
+import { createJwtAuthOn, type JwtAuth } from "./auth.js";
+import type { JwtRbacOptions } from "./options.js";
+import { platform } from "./platform.js";
+
+export type { AuthRequest, AuthResult, JwtAuth } from "./auth.js";
+export {
+  AuthError,
+  type AuthErrorBody,
+  type AuthErrorCode,
+  type AuthErrorReason,
+  isAuthError,
+  JwtRbacConfigError,
+  REALM,
+} from "./errors.js";
+export {
+  type CacheOptions,
+  type JwtAlgorithm,
+  type JwtRbacLogger,
+  type JwtRbacOptions,
+  SUPPORTED_ALGORITHMS,
+  TokenSource,
+} from "./options.js";
+export { DEFAULT_EXCLUDED_ROUTE_PATHS, DEFAULT_SCOPE_MAPPINGS, LISTING_RESOURCES } from "./rbac/defaults.js";
+export { matchRoute, normalisePath, type RouteMatch } from "./rbac/routes.js";
+export { DEFAULT_ADMIN_SCOPE, hasRequiredScopes, type ParsedScope, parseScope } from "./rbac/scopes.js";
+export type { AnonymousState, AuthenticatedState, AuthState } from "./state.js";
+export type { HeadersInput } from "./token/resolve.js";
+
+/**
+ * Builds the authenticator once (options, env, route tables, key import). Throws a JwtRbacConfigError
+ * for invalid configuration; key import failures reject `ready`.
+ */
+export function createJwtAuth<C extends object = JWTPayload>(options: JwtRbacOptions = {}): JwtAuth<C> {
+  return createJwtAuthOn<C>(platform, options);
+}

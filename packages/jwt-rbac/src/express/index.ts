@@ -1,1 +1,53 @@
-export const placeholder = true;
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import type { JWTPayload } from "jose";
+import { type AuthState, createJwtAuth, type JwtAuth, type JwtRbacOptions } from "../index.js";
+
+export type { AuthState, JwtRbacOptions } from "../index.js";
+
+declare global {
+  namespace Express {
+    interface Request {
+      /** Set by `jwtRbac()` from `@agent-platform/jwt-rbac/express`. */
+      auth?: AuthState;
+    }
+  }
+}
+
+export interface ExpressJwtRbacOptions extends JwtRbacOptions {
+  /** Pass the `AuthError` to `next(err)` for the app's own error handler instead of answering. */
+  passError?: boolean;
+}
+
+export type ExpressJwtRbacMiddleware<C extends object = JWTPayload> = RequestHandler & {
+  readonly auth: JwtAuth<C>;
+};
+
+/**
+ * Express 4 and 5 middleware: sets `req.auth`. Paths are relative to where it is mounted; when the app
+ * routes case-insensitively (the Express default) they are lower-cased before matching, so `/AGENTS`
+ * cannot slip past the `/agents` mappings.
+ */
+export function jwtRbac<C extends object = JWTPayload>(
+  options: ExpressJwtRbacOptions = {},
+): ExpressJwtRbacMiddleware<C> {
+  const { passError = false, ...coreOptions } = options;
+  const auth = createJwtAuth<C>(coreOptions);
+  const middleware = (req: Request, res: Response, next: NextFunction): void => {
+    const caseSensitive = req.app?.get("case sensitive routing") === true;
+    const path = caseSensitive ? req.path : req.path.toLowerCase();
+    auth.authenticate({ method: req.method, path, headers: req.headers }).then((result) => {
+      if (result.ok) {
+        req.auth = result.state as AuthState;
+        next();
+      } else if (passError) {
+        next(result.error);
+      } else {
+        const { error } = result;
+        res.statusCode = error.status;
+        for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+        res.end(error.body);
+      }
+    }, next);
+  };
+  return Object.assign(middleware, { auth });
+}

@@ -1,0 +1,120 @@
+/** Realm announced in every `WWW-Authenticate` challenge. */
+export const REALM = "platform";
+
+export type AuthErrorCode = "UNAUTHENTICATED" | "FORBIDDEN";
+
+/**
+ * Why a request was refused, as a stable machine-readable word (finer than `code`).
+ * Safe to log: it never contains the token or the text of a crypto failure.
+ */
+export type AuthErrorReason =
+  | "token_missing"
+  | "invalid_scheme"
+  | "token_too_large"
+  | "malformed"
+  | "algorithm_not_allowed"
+  | "unsupported_crit"
+  | "unknown_kid"
+  | "key_unavailable"
+  | "invalid_signature"
+  | "invalid_claim"
+  | "not_yet_valid"
+  | "issued_in_future"
+  | "expired"
+  | "invalid_audience"
+  | "invalid_issuer"
+  | "insufficient_scope"
+  | "route_not_mapped";
+
+export interface AuthErrorBody {
+  readonly detail: string;
+  readonly error_code: AuthErrorCode;
+}
+
+/**
+ * A refused request. The HTTP answer (status, JSON body, RFC 6750 challenge) is built here once,
+ * so every adapter answers identically.
+ */
+export class AuthError extends Error {
+  override readonly name = "AuthError";
+  readonly code: AuthErrorCode;
+  readonly status: 401 | 403;
+  readonly reason: AuthErrorReason;
+  readonly detail: string;
+  readonly wwwAuthenticate: string;
+  /** The JSON body, serialised. */
+  readonly body: string;
+
+  constructor(code: AuthErrorCode, reason: AuthErrorReason, detail: string, wwwAuthenticate: string) {
+    super(detail);
+    this.code = code;
+    this.status = code === "FORBIDDEN" ? 403 : 401;
+    this.reason = reason;
+    this.detail = detail;
+    this.wwwAuthenticate = wwwAuthenticate;
+    this.body = JSON.stringify({ detail, error_code: code } satisfies AuthErrorBody);
+  }
+
+  /** Response headers of the error answer. */
+  get headers(): Record<string, string> {
+    return { "Content-Type": "application/json", "WWW-Authenticate": this.wwwAuthenticate };
+  }
+
+  toJSON(): AuthErrorBody {
+    return { detail: this.detail, error_code: this.code };
+  }
+}
+
+/** True for an AuthError from any copy of this package (ESM and CJS builds included). */
+export function isAuthError(value: unknown): value is AuthError {
+  return (
+    value instanceof AuthError ||
+    (value instanceof Error && value.name === "AuthError" && typeof (value as AuthError).body === "string")
+  );
+}
+
+// Challenge parameters are quoted-strings (RFC 7235): our texts are fixed, but escape anyway.
+function quote(value: string): string {
+  return `"${value.replace(/["\\]/g, "\\$&")}"`;
+}
+
+/** 401 without an error code: the request carried no credentials at all (RFC 6750 §3.1). */
+export function missingTokenError(detail: string): AuthError {
+  return new AuthError("UNAUTHENTICATED", "token_missing", detail, `Bearer realm=${quote(REALM)}`);
+}
+
+/** 401 `invalid_token`. */
+export function invalidTokenError(reason: AuthErrorReason, detail: string): AuthError {
+  return new AuthError(
+    "UNAUTHENTICATED",
+    reason,
+    detail,
+    `Bearer realm=${quote(REALM)}, error="invalid_token", error_description=${quote(detail)}`,
+  );
+}
+
+/** 403 `insufficient_scope`, naming the scopes that would have been enough. */
+export function insufficientScopeError(required: readonly string[]): AuthError {
+  if (required.length === 0) {
+    const detail = "Insufficient permissions. This route is not mapped to any scope";
+    return new AuthError(
+      "FORBIDDEN",
+      "route_not_mapped",
+      detail,
+      `Bearer realm=${quote(REALM)}, error="insufficient_scope", error_description=${quote(detail)}`,
+    );
+  }
+  const detail = `Insufficient permissions. Required scope(s): ${required.join(", ")}`;
+  return new AuthError(
+    "FORBIDDEN",
+    "insufficient_scope",
+    detail,
+    `Bearer realm=${quote(REALM)}, error="insufficient_scope", error_description=${quote(detail)}, scope=${quote(required.join(" "))}`,
+  );
+}
+
+/** Invalid configuration, thrown at construction (or by `ready`) — never per request. */
+export class JwtRbacConfigError extends Error {
+  override readonly name = "JwtRbacConfigError";
+  readonly code = "JWT_RBAC_CONFIG";
+}

@@ -1,0 +1,18 @@
+import { readFileSync } from "node:fs";
+import { JwtRbacConfigError } from "../errors.js";
+
+/** Reads a JWKS file once, at construction. Shape checks happen in the shared core. */
+export function readJwksFile(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "read error";
+    throw new JwtRbacConfigError(`cannot read JWKS file "${path}" (${code})`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new JwtRbacConfigError(`JWKS file "${path}" is not valid JSON`);
+  }
+}

@@ -1,0 +1,16 @@
+import { JwtRbacConfigError } from "./errors.js";
+import { webCryptoVerifier } from "./token/signature.js";
+import type { Platform } from "./token/signature-types.js";
+
+/**
+ * The runtime-neutral platform (jose over WebCrypto). The package's `node` export condition points at a
+ * build where this module is replaced by `src/node/platform.ts`.
+ */
+export const platform: Platform = {
+  verifier: webCryptoVerifier,
+  readJwksFile(path: string): unknown {
+    throw new JwtRbacConfigError(
+      `jwksFile ("${path}") needs Node.js file access; on this runtime pass the JWKS inline with \`jwks\``,
+    );
+  },
+};

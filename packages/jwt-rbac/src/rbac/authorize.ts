@@ -1,0 +1,64 @@
+import { type AuthError, insufficientScopeError } from "../errors.js";
+import { NO_IDS } from "../state.js";
+import { LISTING_RESOURCES } from "./defaults.js";
+import { type RouteMatch, type RouteTable, routeTable } from "./routes.js";
+import { accessibleIds, grants, type ScopeSet } from "./scopes.js";
+
+export interface AuthorizerConfig {
+  readonly scopeMappings: Readonly<Record<string, readonly string[]>>;
+  readonly unmappedRoutes: "allow" | "deny";
+}
+
+interface RouteRule {
+  readonly required: readonly string[];
+  /** The `resource:read` of a listing route (`GET /agents`), else undefined. */
+  readonly listing: string | undefined;
+}
+
+function ruleFor(pattern: string, required: readonly string[]): RouteRule {
+  const [method, path] = pattern.trim().split(/\s+/, 2);
+  const resource = path?.slice(1);
+  const isListing =
+    method?.toUpperCase() === "GET" &&
+    resource !== undefined &&
+    LISTING_RESOURCES.has(resource) &&
+    required.length === 1 &&
+    required[0] === `${resource}:read`;
+  return { required, listing: isListing ? required[0] : undefined };
+}
+
+/** The resource id a scope check addresses: the segment after the resource's own name, else the first captured. */
+function resourceIdFor(match: RouteMatch<RouteRule>, scope: string): string | undefined {
+  const resource = scope.slice(0, scope.indexOf(":"));
+  const { wildcardAfter } = match.route;
+  for (let i = 0; i < wildcardAfter.length; i++) {
+    if (wildcardAfter[i] === resource) return match.params[i];
+  }
+  return match.params[0];
+}
+
+/** Route -> required scopes, compiled once; answers with the listing ids or a 403. */
+export class Authorizer {
+  readonly #routes: RouteTable<RouteRule>;
+  readonly #deny: boolean;
+
+  constructor(config: AuthorizerConfig) {
+    const rules: Record<string, RouteRule> = {};
+    for (const [pattern, required] of Object.entries(config.scopeMappings))
+      rules[pattern] = ruleFor(pattern, required);
+    this.#routes = routeTable(rules);
+    this.#deny = config.unmappedRoutes === "deny";
+  }
+
+  /** The accessible resource ids (empty outside listing routes), or the refusal. */
+  authorize(method: string, path: string, held: ScopeSet): ReadonlySet<string> | AuthError {
+    const match = this.#routes.match(method, path);
+    if (match === undefined) return this.#deny && !held.admin ? insufficientScopeError([]) : NO_IDS;
+    const { required, listing } = match.route.value;
+    if (listing !== undefined) return accessibleIds(held, listing) ?? insufficientScopeError(required);
+    for (const scope of required) {
+      if (!grants(held, scope, resourceIdFor(match, scope))) return insufficientScopeError(required);
+    }
+    return NO_IDS;
+  }
+}

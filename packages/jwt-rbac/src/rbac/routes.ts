@@ -1,0 +1,187 @@
+import { JwtRbacConfigError } from "../errors.js";
+import { getOrCreate } from "../get-or-create.js";
+
+/**
+ * Route patterns: `*` or `{name}` match exactly one non-empty segment, a trailing `/**` matches the
+ * rest (zero or more segments), everything else is a case-sensitive literal. Patterns become a
+ * segment trie once; nothing a request carries ever becomes a regular expression.
+ */
+export interface CompiledRoute<T> {
+  /** The pattern as given (`"GET /agents/*"` or `"/health"`). */
+  readonly pattern: string;
+  readonly method: string | undefined;
+  readonly value: T;
+  readonly wildcards: number;
+  readonly length: number;
+  readonly globstar: boolean;
+  /** Pattern segments, without a trailing `**`. */
+  readonly segments: readonly string[];
+  /** For each single-segment wildcard, the literal segment right before it (if any). */
+  readonly wildcardAfter: readonly (string | undefined)[];
+}
+
+export interface RouteMatch<T> {
+  readonly route: CompiledRoute<T>;
+  /** Segments captured by the single-segment wildcards, in order. */
+  readonly params: readonly string[];
+}
+
+interface TrieNode<T> {
+  readonly literals: Map<string, TrieNode<T>>;
+  wildcard: TrieNode<T> | undefined;
+  exact: CompiledRoute<T> | undefined;
+  rest: CompiledRoute<T> | undefined;
+}
+
+const ANY_METHOD = "";
+
+function newNode<T>(): TrieNode<T> {
+  return { literals: new Map(), wildcard: undefined, exact: undefined, rest: undefined };
+}
+
+/** Removes query and fragment, and trailing slashes except for `/`. */
+export function normalisePath(path: string): string {
+  let end = path.length;
+  const query = path.indexOf("?");
+  if (query >= 0) end = query;
+  const hash = path.indexOf("#");
+  if (hash >= 0 && hash < end) end = hash;
+  while (end > 1 && path.charCodeAt(end - 1) === 47 /* / */) end--;
+  const normalised = end === path.length ? path : path.slice(0, end);
+  return normalised === "" ? "/" : normalised;
+}
+
+function pathSegments(path: string): string[] {
+  return path === "/" ? [] : path.slice(1).split("/");
+}
+
+function isWildcardSegment(segment: string): boolean {
+  return segment === "*" || (segment.length > 2 && segment.startsWith("{") && segment.endsWith("}"));
+}
+
+/** `"<METHOD> <path>"` or, when `withMethod` is false, a bare path. */
+export function compileRoute<T>(pattern: string, value: T, withMethod: boolean): CompiledRoute<T> {
+  let method: string | undefined;
+  let path = pattern.trim();
+  if (withMethod) {
+    const space = path.indexOf(" ");
+    if (space <= 0) throw new JwtRbacConfigError(`route "${pattern}" must look like "<METHOD> <path>"`);
+    method = path.slice(0, space).toUpperCase();
+    path = path.slice(space + 1).trim();
+  }
+  if (!path.startsWith("/")) throw new JwtRbacConfigError(`route "${pattern}": the path must start with "/"`);
+  const segments = pathSegments(normalisePath(path));
+  const globstar = segments[segments.length - 1] === "**";
+  if (globstar) segments.pop();
+  const wildcardAfter: (string | undefined)[] = [];
+  segments.forEach((segment, index) => {
+    if (segment === "**") throw new JwtRbacConfigError(`route "${pattern}": "**" is only allowed at the end`);
+    if (isWildcardSegment(segment)) {
+      const before = segments[index - 1];
+      wildcardAfter.push(before === undefined || isWildcardSegment(before) ? undefined : before);
+    } else if (segment.includes("*") || segment.includes("{") || segment.includes("}")) {
+      throw new JwtRbacConfigError(`route "${pattern}": "${segment}" mixes a wildcard with text`);
+    } else if (segment === "") {
+      throw new JwtRbacConfigError(`route "${pattern}" has an empty segment`);
+    }
+  });
+  return {
+    pattern,
+    method,
+    value,
+    wildcards: wildcardAfter.length + (globstar ? 1 : 0),
+    length: segments.length,
+    globstar,
+    segments,
+    wildcardAfter,
+  };
+}
+
+// Most specific first: fewer wildcards, then more segments, then an exact end over a `/**` end.
+function moreSpecific<T>(a: CompiledRoute<T>, b: CompiledRoute<T>): boolean {
+  if (a.wildcards !== b.wildcards) return a.wildcards < b.wildcards;
+  if (a.length !== b.length) return a.length > b.length;
+  return !a.globstar && b.globstar;
+}
+
+export class RouteTable<T> {
+  readonly #roots = new Map<string, TrieNode<T>>();
+
+  /** Later entries with the same shape (`*` and `{name}` are the same) replace earlier ones. */
+  constructor(routes: Iterable<CompiledRoute<T>>) {
+    for (const route of routes) this.#insert(route);
+  }
+
+  #insert(route: CompiledRoute<T>): void {
+    const methodKey = route.method ?? ANY_METHOD;
+    let node = getOrCreate(this.#roots, methodKey, newNode<T>);
+    for (const segment of route.segments) {
+      if (isWildcardSegment(segment)) {
+        node.wildcard ??= newNode();
+        node = node.wildcard;
+      } else {
+        node = getOrCreate(node.literals, segment, newNode<T>);
+      }
+    }
+    if (route.globstar) node.rest = route;
+    else node.exact = route;
+  }
+
+  /** The most specific route for a request; `HEAD` falls back to `GET` routes, as routers serve it. */
+  match(method: string, path: string): RouteMatch<T> | undefined {
+    const segments = pathSegments(normalisePath(path));
+    const upper = method.toUpperCase();
+    let best = this.#matchIn(this.#roots.get(upper), segments);
+    if (best === undefined && upper === "HEAD") best = this.#matchIn(this.#roots.get("GET"), segments);
+    const any = this.#matchIn(this.#roots.get(ANY_METHOD), segments);
+    if (any !== undefined && (best === undefined || moreSpecific(any.route, best.route))) best = any;
+    return best;
+  }
+
+  #matchIn(root: TrieNode<T> | undefined, segments: readonly string[]): RouteMatch<T> | undefined {
+    if (root === undefined) return undefined;
+    let best: RouteMatch<T> | undefined;
+    const params: string[] = [];
+    const consider = (route: CompiledRoute<T> | undefined) => {
+      if (route !== undefined && (best === undefined || moreSpecific(route, best.route))) {
+        best = { route, params: params.slice() };
+      }
+    };
+    const walk = (node: TrieNode<T>, index: number): void => {
+      consider(node.rest);
+      if (index === segments.length) {
+        consider(node.exact);
+        return;
+      }
+      const segment = segments[index] as string;
+      const literal = node.literals.get(segment);
+      if (literal !== undefined) walk(literal, index + 1);
+      if (node.wildcard !== undefined && segment !== "") {
+        params.push(segment);
+        walk(node.wildcard, index + 1);
+        params.pop();
+      }
+    };
+    walk(root, 0);
+    return best;
+  }
+}
+
+/** Compiles `"<METHOD> <path>"` keys of a mapping into a table. */
+export function routeTable<T>(mappings: Readonly<Record<string, T>>): RouteTable<T> {
+  return new RouteTable(
+    Object.entries(mappings).map(([pattern, value]) => compileRoute(pattern, value, true)),
+  );
+}
+
+/**
+ * One-off lookup: the most specific `"<METHOD> <path>"` mapping for a request. Compiles on every call;
+ * `createJwtAuth` compiles once at construction.
+ */
+export function matchRoute<T>(
+  mappings: Readonly<Record<string, T>>,
+  method: string,
+  path: string,
+): RouteMatch<T> | undefined {
+  return routeTable(mappings).match(method, path);
+}

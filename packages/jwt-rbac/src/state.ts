@@ -1,0 +1,108 @@
+import type { JWTPayload } from "jose";
+
+/** What a request carries after the middleware, once its token verified. */
+export interface AuthenticatedState<C extends object = JWTPayload> {
+  readonly authenticated: true;
+  readonly userId: string | null;
+  readonly sessionId: string | null;
+  readonly scopes: readonly string[];
+  readonly audience: string | null;
+  /** The raw JWT. Never log it. */
+  readonly token: string;
+  readonly claims: Readonly<C>;
+  readonly authorizationEnabled: boolean;
+  readonly dependencies: Readonly<Record<string, unknown>>;
+  readonly sessionState: Readonly<Record<string, unknown>>;
+  /** `{"*"}` or the ids a listing route may return; empty on other routes. */
+  readonly accessibleResourceIds: ReadonlySet<string>;
+}
+
+/** The state of a request that skipped authentication (excluded path, `OPTIONS`). */
+export interface AnonymousState {
+  readonly authenticated: false;
+  readonly userId: null;
+  readonly sessionId: null;
+  readonly scopes: readonly string[];
+  readonly audience: null;
+  readonly token: null;
+  readonly claims: null;
+  readonly authorizationEnabled: boolean;
+  readonly dependencies: Readonly<Record<string, unknown>>;
+  readonly sessionState: Readonly<Record<string, unknown>>;
+  readonly accessibleResourceIds: ReadonlySet<string>;
+}
+
+export type AuthState<C extends object = JWTPayload> = AuthenticatedState<C> | AnonymousState;
+
+export const NO_IDS: ReadonlySet<string> = new Set();
+const EMPTY: Readonly<Record<string, unknown>> = Object.freeze({});
+const NO_SCOPES: readonly string[] = Object.freeze([]);
+
+export function anonymousState(authorizationEnabled: boolean): AnonymousState {
+  return {
+    authenticated: false,
+    userId: null,
+    sessionId: null,
+    scopes: NO_SCOPES,
+    audience: null,
+    token: null,
+    claims: null,
+    authorizationEnabled,
+    dependencies: EMPTY,
+    sessionState: EMPTY,
+    accessibleResourceIds: NO_IDS,
+  };
+}
+
+export interface ClaimNames {
+  readonly scopesClaim: string;
+  readonly userIdClaim: string;
+  readonly sessionIdClaim: string;
+  readonly audienceClaim: string;
+  readonly dependenciesClaims: readonly string[];
+  readonly sessionStateClaims: readonly string[];
+}
+
+/** Scopes as an array of strings, or one space-separated string (OAuth `scope`). Anything else: none. */
+export function scopesFrom(value: unknown): readonly string[] {
+  if (typeof value === "string") return value.split(/\s+/).filter((scope) => scope !== "");
+  if (Array.isArray(value)) return value.filter((scope): scope is string => typeof scope === "string");
+  return NO_SCOPES;
+}
+
+function stringClaim(value: unknown): string | null {
+  return typeof value === "string" ? value : null;
+}
+
+function audienceFrom(value: unknown): string | null {
+  if (typeof value === "string") return value;
+  if (Array.isArray(value)) return value.find((item): item is string => typeof item === "string") ?? null;
+  return null;
+}
+
+function pick(payload: Record<string, unknown>, names: readonly string[]): Readonly<Record<string, unknown>> {
+  if (names.length === 0) return EMPTY;
+  const picked: Record<string, unknown> = {};
+  for (const name of names) if (Object.hasOwn(payload, name)) picked[name] = payload[name];
+  return Object.freeze(picked);
+}
+
+/** The token-dependent part of the state, built once per verified token (and cached with it). */
+export type Identity = Omit<
+  AuthenticatedState<Record<string, unknown>>,
+  "authorizationEnabled" | "accessibleResourceIds"
+>;
+
+export function identityFrom(token: string, payload: Record<string, unknown>, names: ClaimNames): Identity {
+  return {
+    authenticated: true,
+    userId: stringClaim(payload[names.userIdClaim]),
+    sessionId: stringClaim(payload[names.sessionIdClaim]),
+    scopes: Object.freeze(scopesFrom(payload[names.scopesClaim])),
+    audience: audienceFrom(payload[names.audienceClaim]),
+    token,
+    claims: Object.freeze(payload),
+    dependencies: pick(payload, names.dependenciesClaims),
+    sessionState: pick(payload, names.sessionStateClaims),
+  };
+}

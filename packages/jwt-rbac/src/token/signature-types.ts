@@ -1,0 +1,32 @@
+import type { JwtAlgorithm } from "../options.js";
+
+/** A verification key imported once at construction, bound to one algorithm. */
+export interface ImportedKey {
+  readonly alg: JwtAlgorithm;
+  readonly kid: string | undefined;
+  readonly cryptoKey: CryptoKey;
+}
+
+/**
+ * The one step that differs per runtime: checking a signature. Decoding, key selection and claims
+ * checks are shared; only this is swapped (WebCrypto via jose everywhere, node:crypto on Node).
+ */
+export interface SignatureVerifier<PreparedKey = unknown> {
+  readonly name: string;
+  /** Called once per key, at construction (or when a remote JWKS yields a new key). */
+  prepare(key: ImportedKey): PreparedKey;
+  verify(
+    key: PreparedKey,
+    alg: JwtAlgorithm,
+    token: string,
+    signingInputEnd: number,
+    signature: Uint8Array,
+  ): boolean | Promise<boolean>;
+}
+
+/** What the runtime provides to the core. */
+export interface Platform {
+  readonly verifier: SignatureVerifier;
+  /** Reads and parses a JWKS file synchronously; throws a JwtRbacConfigError when it cannot. */
+  readJwksFile(path: string): unknown;
+}
