@@ -51,3 +51,14 @@ export function isUnavailable(value: unknown): value is Unavailable {
 }
 
 export const loadCore = () => loadExport<CreateJwtAuth>("@agent-platform/jwt-rbac", "createJwtAuth");
+
+/** Which file a specifier resolves to here (with Node's conditions): shows that the `node` condition was taken. */
+export function resolvedEntry(specifier: string): string {
+  try {
+    const path = new URL(import.meta.resolve(specifier)).pathname;
+    const at = path.indexOf("/packages/");
+    return at === -1 ? path : path.slice(at + 1);
+  } catch {
+    return "unresolved";
+  }
+}

@@ -40,10 +40,10 @@ export function renderChart(chart: Chart): string {
   }
   const height = y + 30;
   if (chart.reference !== undefined) {
-    const x = LABEL_WIDTH + scale(chart.reference);
+    const x = (LABEL_WIDTH + scale(chart.reference)).toFixed(1);
     parts.push(
       `<line x1="${x}" y1="${TOP - 6}" x2="${x}" y2="${y}" stroke="#111827" stroke-dasharray="4 3" stroke-width="1"/>`,
-      `<text x="${x + 3}" y="${TOP - 8}" font-size="11" fill="#111827">${formatValue(chart.reference)}</text>`,
+      `<text x="${Number(x) + 3}" y="${TOP - 8}" font-size="11" fill="#111827">${formatValue(chart.reference)}</text>`,
     );
   }
   const legend = (Object.keys(COLOURS) as BarKind[])
@@ -75,6 +75,6 @@ function drawBar(bar: Bar, y: number, scale: (v: number) => number): string {
   return (
     label +
     `<rect x="${LABEL_WIDTH}" y="${y + 2}" width="${width.toFixed(1)}" height="${ROW - 6}" fill="${COLOURS[bar.kind]}"/>` +
-    `<text x="${LABEL_WIDTH + width + 4}" y="${y + 13}" font-size="11">${formatValue(bar.value)}${bar.note ? ` ${escapeXml(bar.note)}` : ""}</text>`
+    `<text x="${(LABEL_WIDTH + width + 4).toFixed(1)}" y="${y + 13}" font-size="11">${formatValue(bar.value)}${bar.note ? ` ${escapeXml(bar.note)}` : ""}</text>`
   );
 }

@@ -6,7 +6,7 @@ import jsonwebtoken from "jsonwebtoken";
 import { Bench } from "tinybench";
 import { createFloorVerifier } from "./floor.js";
 import { ALGORITHMS, type Alg, type KeyMaterial, makeKeys, signToken } from "./keys.js";
-import { BENCH_PATH, isUnavailable, loadCore, oursOptions } from "./ours.js";
+import { BENCH_PATH, isUnavailable, loadCore, oursOptions, resolvedEntry } from "./ours.js";
 import { median, ratio, sig } from "./stats.js";
 import type { BarKind, GroupResult, Table, Target } from "./types.js";
 
@@ -305,7 +305,7 @@ export async function runVerifyGroup(options: { quick: boolean }): Promise<Group
       "One key pair per algorithm (RSA 2048, P-256, Ed25519, a 32-byte HMAC secret) and one token per algorithm, made once; every verifier gets its key in the form it takes pre-imported (KeyObject, CryptoKey, PEM string for fast-jwt and hono's string row).",
       `Each row is first run once and must accept the token. Then ${options.quick ? 1 : 5} rounds, each round rotating the row order: one-at-a-time latency with tinybench (median of the round), then CPU per op with ${IN_FLIGHT} verifications in flight (process.cpuUsage() across batches of ${IN_FLIGHT} concurrent calls, which counts libuv's thread pool, ÷ ops). Figures are the median over rounds.`,
       "The floor checks the signature only (node:crypto one-shot `verify` / `createHmac` + `timingSafeEqual` over the signing input); every real verifier also parses the header and claims.",
-      "Ours runs `createJwtAuth({ verificationKeys: [key], algorithm, authorization: false, cache })` → `authenticate({ method, path, headers })`, i.e. token extraction and auth-state building included; cache on = the package default cache.",
+      `Ours runs \`createJwtAuth({ verificationKeys: [key], algorithm, authorization: false, cache })\` → \`authenticate({ method, path, headers })\`, i.e. token extraction and auth-state building included; cache on = the package default cache. \`@agent-platform/jwt-rbac\` resolved to \`${resolvedEntry("@agent-platform/jwt-rbac")}\`.`,
     ],
     tables,
     charts: [
