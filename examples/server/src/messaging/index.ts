@@ -47,7 +47,7 @@ const CHANNEL = "whatsapp";
  */
 export async function createMessaging(deps: MessagingDeps): Promise<Messaging> {
   const { config, production } = deps;
-  const logger = deps.logger.child({ component: "messaging", channel: CHANNEL });
+  const logger = deps.logger.child({ channel: CHANNEL });
   const publicPaths = [`/${CHANNEL}/webhook`, `/${CHANNEL}/status`];
 
   const configured = [

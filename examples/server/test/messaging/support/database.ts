@@ -33,19 +33,32 @@ export async function freshPostgres(): Promise<TestDatabase> {
   };
 }
 
-/** An in-memory PGlite served on a random local port (clients must use a pool of one). */
+let sharedPglite: Promise<string> | undefined;
+
+/** One in-memory PGlite per test process, served on a random local port; starting it takes seconds. */
+function pgliteUrl(): Promise<string> {
+  sharedPglite ??= (async () => {
+    const db = await PGlite.create();
+    const server = new PGLiteSocketServer({ db, port: 0, host: "127.0.0.1", maxConnections: 16 });
+    await server.start();
+    return `postgres://postgres@${server.getServerConn()}/postgres`;
+  })();
+  return sharedPglite;
+}
+
+/**
+ * The shared PGlite, emptied of the messaging schema before and after the test (the schema holds both the
+ * inbox and its migration history, so each test migrates from scratch). Clients must use a pool of one.
+ */
 export async function freshPglite(): Promise<TestDatabase> {
-  const db = await PGlite.create();
-  const server = new PGLiteSocketServer({ db, port: 0, host: "127.0.0.1", maxConnections: 8 });
-  await server.start();
-  return {
-    kind: "pglite",
-    url: `postgres://postgres@${server.getServerConn()}/postgres`,
-    async drop() {
-      await server.stop();
-      await db.close();
-    },
+  const url = await pgliteUrl();
+  const reset = async () => {
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    await sql`DROP SCHEMA IF EXISTS messaging CASCADE`;
+    await sql.end();
   };
+  await reset();
+  return { kind: "pglite", url, drop: reset };
 }
 
 /** The databases every database-backed test runs on: PGlite always, PostgreSQL when configured. */
