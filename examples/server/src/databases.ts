@@ -1,0 +1,92 @@
+import { join } from "node:path";
+import { createMigrator, type Migration, type Migrator, type MigratorEvent } from "@agent-platform/migrator";
+import type { Logger } from "pino";
+import postgres, { type Sql } from "postgres";
+import type { ServerConfig } from "./config.js";
+
+/** A registered database: its pool, its migrator over the platform schema, and how to close it. */
+export interface PlatformDatabase {
+  readonly id: string;
+  readonly sql: Sql;
+  readonly migrator: Migrator;
+  readonly embedded: boolean;
+  close(): Promise<void>;
+}
+
+export const EMBEDDED_DATABASE_ID = "default";
+const POOL_SIZE = 10;
+const CONNECT_TIMEOUT_S = 10;
+const CLOSE_TIMEOUT_S = 5;
+
+function migratorLogger(logger: Logger) {
+  return (event: MigratorEvent) => logger[event.level](event, `migration ${event.event}`);
+}
+
+function connect(url: string): Sql {
+  return postgres(url, {
+    max: POOL_SIZE,
+    connect_timeout: CONNECT_TIMEOUT_S,
+    idle_timeout: 60,
+    // NOTICEs (e.g. "relation already exists, skipping") are not errors; postgres.js prints them by default.
+    onnotice: () => {},
+  });
+}
+
+/**
+ * Opens every configured database, or one embedded PostgreSQL (PGlite) with id `default` when none is
+ * configured. Connections are lazy: a database that is down does not stop the server; /health names it.
+ */
+export async function openDatabases(
+  config: ServerConfig,
+  migrations: readonly Migration[],
+  logger: Logger,
+): Promise<PlatformDatabase[]> {
+  const register = (id: string, sql: Sql, embedded: boolean, close: () => Promise<void>) => ({
+    id,
+    sql,
+    embedded,
+    close,
+    migrator: createMigrator({ sql, migrations, logger: migratorLogger(logger.child({ db_id: id })) }),
+  });
+
+  if (config.databases.length === 0) {
+    // Loaded only here, so a server on real PostgreSQL never loads PGlite's WebAssembly.
+    const { startEmbeddedPostgres } = await import("@agent-platform/migrator/embedded");
+    const dataDir = join(config.dataDir, EMBEDDED_DATABASE_ID);
+    const embedded = await startEmbeddedPostgres({ dataDir });
+    logger.info(
+      { db_id: EMBEDDED_DATABASE_ID, data_dir: dataDir },
+      `No DATABASE_URL or DATABASES set: using embedded PostgreSQL (PGlite) persisted in ${dataDir} as database '${EMBEDDED_DATABASE_ID}'`,
+    );
+    return [register(EMBEDDED_DATABASE_ID, embedded.sql, true, () => embedded.stop())];
+  }
+
+  return config.databases.map((database) => {
+    const sql = connect(database.url);
+    return register(database.id, sql, false, () => sql.end({ timeout: CLOSE_TIMEOUT_S }));
+  });
+}
+
+/** Ids of the databases that do not answer `SELECT 1` within `timeoutMs`. */
+export async function unreachableDatabases(
+  databases: readonly PlatformDatabase[],
+  timeoutMs: number,
+): Promise<string[]> {
+  const results = await Promise.all(
+    databases.map(async (database) => {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error("timed out")), timeoutMs);
+      });
+      try {
+        await Promise.race([database.sql`SELECT 1`, timeout]);
+        return undefined;
+      } catch {
+        return database.id;
+      } finally {
+        clearTimeout(timer);
+      }
+    }),
+  );
+  return results.filter((id) => id !== undefined);
+}

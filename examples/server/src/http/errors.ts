@@ -1,0 +1,38 @@
+import type { Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+/** The `error_code` of every error body this server answers with. */
+export const ERROR_CODES = {
+  400: "BAD_REQUEST",
+  401: "UNAUTHENTICATED",
+  403: "FORBIDDEN",
+  404: "NOT_FOUND",
+  422: "VALIDATION_ERROR",
+  500: "INTERNAL_SERVER_ERROR",
+  503: "SERVICE_UNAVAILABLE",
+} as const;
+
+export type ErrorStatus = keyof typeof ERROR_CODES;
+
+export interface ErrorBody {
+  detail: string;
+  error_code: string;
+}
+
+/** Thrown by route handlers; the app's error handler turns it into `{detail, error_code}`. */
+export class ApiError extends Error {
+  readonly errorCode: string;
+  constructor(
+    readonly status: ErrorStatus,
+    readonly detail: string,
+  ) {
+    super(detail);
+    this.name = "ApiError";
+    this.errorCode = ERROR_CODES[status];
+  }
+}
+
+export function errorResponse(c: Context, status: ErrorStatus, detail: string): Response {
+  const body: ErrorBody = { detail, error_code: ERROR_CODES[status] };
+  return c.json(body, status as ContentfulStatusCode);
+}

@@ -1,0 +1,110 @@
+import type { MigrateResult, MigrationStatus } from "@agent-platform/migrator";
+import type { PlatformDatabase } from "./databases.js";
+import { ApiError } from "./http/errors.js";
+
+export interface MigrationResultBody {
+  message: string;
+  db_id: string;
+  from_version: string | null;
+  to_version: string;
+  direction: MigrateResult["direction"];
+  applied: string[];
+}
+
+export interface MigrationStatusBody {
+  db_id: string;
+  current: string | null;
+  latest: string;
+  applied: { version: string; name: string; applied_at: string; execution_ms: number }[];
+  pending: { version: string; name: string }[];
+}
+
+function codeOf(error: unknown): string | undefined {
+  if (typeof error !== "object" || error === null || !("code" in error)) return undefined;
+  return typeof error.code === "string" ? error.code : undefined;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function unknownVersionDetail(target: string, knownVersions: readonly string[]): string {
+  return `Unknown target version '${target}'. Known versions: ${knownVersions.join(", ")}`;
+}
+
+/**
+ * The HTTP answer to a migrator error, by its stable `code`. Everything else (MIGRATION_FAILED, LOCK_TIMEOUT,
+ * a lost connection) is a failed migration: the migrator's transaction leaves the database where it was.
+ */
+export function migrationErrorToApi(
+  error: unknown,
+  target: string | undefined,
+  knownVersions: readonly string[],
+) {
+  switch (codeOf(error)) {
+    case "INVALID_VERSION":
+      return new ApiError(422, `target_version: ${messageOf(error)}`);
+    case "UNKNOWN_VERSION":
+      return new ApiError(400, unknownVersionDetail(target ?? "", knownVersions));
+    case "IRREVERSIBLE":
+    case "CHECKSUM_MISMATCH":
+    case "UNKNOWN_APPLIED_VERSION":
+    case "OUT_OF_ORDER":
+      return new ApiError(400, messageOf(error));
+    default:
+      return new ApiError(500, `Failed to migrate database: ${messageOf(error)}`);
+  }
+}
+
+function stripV(version: string): string {
+  return version.startsWith("v") ? version.slice(1) : version;
+}
+
+/** Refuses a well-formed but unknown target before any database is touched. */
+export function checkTarget(target: string | undefined, knownVersions: readonly string[]): void {
+  if (target !== undefined && !knownVersions.includes(stripV(target))) {
+    throw new ApiError(400, unknownVersionDetail(target, knownVersions));
+  }
+}
+
+export async function migrateDatabase(
+  database: PlatformDatabase,
+  target: string | undefined,
+  knownVersions: readonly string[],
+): Promise<MigrationResultBody> {
+  let result: MigrateResult;
+  try {
+    result = await database.migrator.migrate(target === undefined ? {} : { to: target });
+  } catch (error) {
+    throw migrationErrorToApi(error, target, knownVersions);
+  }
+  return {
+    message: `Database migrated successfully to version ${result.to}`,
+    db_id: database.id,
+    from_version: result.from,
+    to_version: result.to,
+    direction: result.direction,
+    applied: result.applied,
+  };
+}
+
+export async function migrationStatus(database: PlatformDatabase): Promise<MigrationStatusBody> {
+  let status: MigrationStatus;
+  try {
+    status = await database.migrator.status();
+  } catch (error) {
+    throw new ApiError(500, `Failed to read the migration status: ${messageOf(error)}`);
+  }
+  return {
+    db_id: database.id,
+    current: status.current,
+    latest: status.latest,
+    applied: status.applied.map((row) => ({
+      version: row.version,
+      name: row.name,
+      applied_at: row.appliedAt.toISOString(),
+      execution_ms: row.executionMs,
+    })),
+    pending: status.pending.map((migration) => ({ version: migration.version, name: migration.name })),
+  };
+}

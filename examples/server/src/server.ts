@@ -1,0 +1,161 @@
+import type { AddressInfo } from "node:net";
+import { jwtRbac } from "@agent-platform/jwt-rbac/hono";
+import type { Migration } from "@agent-platform/migrator";
+import { serve } from "@hono/node-server";
+import type { DestinationStream } from "pino";
+import type { Sql } from "postgres";
+import { createApp } from "./app.js";
+import { assertKeyConfigured, jwtOptions, StartupError } from "./auth.js";
+import { hasJwtKey, type ServerConfig } from "./config.js";
+import { openDatabases, type PlatformDatabase } from "./databases.js";
+import { type DevToken, loadOrCreateDevKey, signDevToken } from "./dev-key.js";
+import { createLogger } from "./http/logging.js";
+import { createMessaging, type Messaging } from "./messaging/index.js";
+import { platformMigrations } from "./migrations/index.js";
+
+export interface StartServerOptions {
+  /** Replaces the platform schema's migrations (tests use a list with an irreversible step). */
+  readonly migrations?: readonly Migration[];
+  /** Where the JSON log lines go; stdout by default. */
+  readonly logDestination?: DestinationStream;
+}
+
+export interface RunningServer {
+  /** `http://host:port`, with the port actually bound (PORT=0 picks a free one). */
+  readonly url: string;
+  readonly port: number;
+  /** Set when no JWT key is configured outside production: an admin token signed by the generated key. */
+  readonly devToken: DevToken | undefined;
+  /** The pool of a registered database (default: the platform database), for tests that inspect rows. */
+  sql(databaseId?: string): Sql;
+  /** Stops accepting, lets in-flight requests finish (bounded), stops messaging, closes the pools. */
+  stop(): Promise<void>;
+}
+
+type NodeServer = ReturnType<typeof serve>;
+
+function listen(fetch: (request: Request) => Response | Promise<Response>, host: string, port: number) {
+  return new Promise<NodeServer>((resolve, reject) => {
+    const server = serve({ fetch, hostname: host, port }, () => resolve(server));
+    server.once("error", (error: NodeJS.ErrnoException) => {
+      reject(
+        error.code === "EADDRINUSE"
+          ? new StartupError(
+              "PORT_IN_USE",
+              `${host}:${port} is already in use; set PORT (and HOST) to a free one`,
+            )
+          : error,
+      );
+    });
+  });
+}
+
+/** Closes the listener and waits for in-flight requests, cutting whatever is left after `timeoutMs`. */
+function drain(server: NodeServer, timeoutMs: number): Promise<"drained" | "timed out"> {
+  const http = server as import("node:http").Server;
+  return new Promise((resolve) => {
+    // Keep-alive connections become idle once their response is sent; close them as they do.
+    const idle = setInterval(() => http.closeIdleConnections(), 50);
+    const deadline = setTimeout(() => {
+      http.closeAllConnections();
+      finish("timed out");
+    }, timeoutMs);
+    const finish = (outcome: "drained" | "timed out") => {
+      clearInterval(idle);
+      clearTimeout(deadline);
+      resolve(outcome);
+    };
+    http.close(() => finish("drained"));
+    http.closeIdleConnections();
+  });
+}
+
+function urlHost(host: string): string {
+  if (host === "0.0.0.0") return "127.0.0.1";
+  if (host === "::") return "[::1]";
+  return host.includes(":") ? `[${host}]` : host;
+}
+
+/** Starts the reference server; `main.ts` calls this, and so do the tests (with PORT=0). */
+export async function startServer(
+  config: ServerConfig,
+  options: StartServerOptions = {},
+): Promise<RunningServer> {
+  const logger = createLogger(config.logLevel, options.logDestination);
+  assertKeyConfigured(config);
+  const devKey = hasJwtKey(config.jwt) ? undefined : await loadOrCreateDevKey(config.dataDir);
+
+  const migrations = options.migrations ?? platformMigrations();
+  const databases = await openDatabases(config, migrations, logger);
+  const closeDatabases = () => Promise.allSettled(databases.map((database) => database.close()));
+
+  // The platform database (inbox and the like): `default`, or the first one DATABASES names.
+  const platformDatabase = (databases.find((database) => database.id === "default") ??
+    databases[0]) as PlatformDatabase;
+  const sql = (databaseId = platformDatabase.id) => {
+    const database = databases.find((candidate) => candidate.id === databaseId);
+    if (database === undefined) throw new Error(`No database with id '${databaseId}'`);
+    return database.sql;
+  };
+
+  let messaging: Messaging | null = null;
+  let server: NodeServer;
+  try {
+    messaging = await createMessaging({
+      config: config.messaging,
+      sql: platformDatabase.sql,
+      logger: logger.child({ component: "messaging" }),
+      production: config.env === "production",
+    });
+    const auth = jwtRbac(jwtOptions(config, devKey, messaging?.publicPaths ?? [], logger));
+    // A key that cannot be imported for the algorithm stops startup instead of failing every request.
+    await auth.auth.ready;
+    const app = createApp({
+      databases,
+      knownVersions: migrations.map((migration) => migration.version.replace(/^v/, "")),
+      auth,
+      logger,
+      routes: messaging === null ? [] : [messaging.routes],
+    });
+    server = await listen(app.fetch, config.host, config.port);
+  } catch (error) {
+    await messaging?.stop();
+    await closeDatabases();
+    throw error;
+  }
+
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${urlHost(config.host)}:${port}`;
+  logger.info(
+    {
+      url,
+      env: config.env,
+      databases: databases.map((database) => database.id),
+      auth: devKey === undefined ? "configured key" : "development key",
+    },
+    `Listening on ${url}`,
+  );
+  messaging?.start();
+
+  const devToken =
+    devKey === undefined
+      ? undefined
+      : await signDevToken(devKey, {
+          audience: config.jwt.audience ?? config.platformId,
+          issuer: config.jwt.issuer?.[0],
+        });
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      logger.info({ timeout_ms: config.shutdownTimeoutMs }, "Shutting down: no new connections");
+      const outcome = await drain(server, config.shutdownTimeoutMs);
+      if (outcome === "timed out") logger.warn("In-flight requests did not finish in time; connections cut");
+      await messaging?.stop();
+      await closeDatabases();
+      logger.info("Stopped");
+    })();
+    return stopping;
+  };
+  return { url, port, devToken, sql, stop };
+}

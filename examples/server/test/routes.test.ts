@@ -1,0 +1,183 @@
+import { compileErrors, validate } from "@readme/openapi-parser";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { request, signToken, startTestServer, type TestServer } from "./helpers.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: the parsed OpenAPI document is walked by key in assertions
+type OpenApiJson = Record<string, any>;
+
+describe("routes of the reference server", () => {
+  let server: TestServer;
+  let admin: string;
+  beforeAll(async () => {
+    server = await startTestServer();
+    admin = await signToken(["platform:admin"]);
+  });
+  afterAll(async () => {
+    await server?.cleanup();
+  });
+
+  it("GET / names the server, the API version and the docs, without a token", async () => {
+    const result = await request(server, "GET", "/");
+    expect(result.status).toBe(200);
+    expect(result.body).toEqual({ name: "agent-platform", version: "2.5.6", docs: "/docs" });
+  });
+
+  it("GET /health answers ok when every database answers, without a token", async () => {
+    const result = await request(server, "GET", "/health");
+    expect(result.status).toBe(200);
+    expect(result.body).toEqual({ status: "ok" });
+  });
+
+  describe("GET /openapi.json", () => {
+    let document: OpenApiJson;
+    beforeAll(async () => {
+      const result = await request(server, "GET", "/openapi.json");
+      expect(result.status).toBe(200);
+      document = result.body as OpenApiJson;
+    });
+
+    it("is a valid OpenAPI 3.1 document of version 2.5.6", async () => {
+      const validation = await validate(structuredClone(document) as Parameters<typeof validate>[0]);
+      expect(validation.valid ? "" : compileErrors(validation)).toBe("");
+      expect(validation.warnings).toEqual([]);
+      expect(document.openapi).toBe("3.1.0");
+      expect(document.info.version).toBe("2.5.6");
+    });
+
+    it("names the error schemas and uses them for the migrate operation", () => {
+      const schemas = Object.keys(document.components.schemas);
+      for (const name of [
+        "BadRequestResponse",
+        "UnauthenticatedResponse",
+        "NotFoundResponse",
+        "ValidationErrorResponse",
+        "InternalServerErrorResponse",
+      ]) {
+        expect(schemas).toContain(name);
+        expect(document.components.schemas[name].required).toEqual(["detail"]);
+      }
+      const responses = document.paths["/databases/{db_id}/migrate"].post.responses;
+      const refOf = (status: string) => responses[status].content["application/json"].schema.$ref;
+      expect(refOf("400")).toBe("#/components/schemas/BadRequestResponse");
+      expect(refOf("401")).toBe("#/components/schemas/UnauthenticatedResponse");
+      expect(refOf("404")).toBe("#/components/schemas/NotFoundResponse");
+      expect(refOf("422")).toBe("#/components/schemas/ValidationErrorResponse");
+      expect(refOf("500")).toBe("#/components/schemas/InternalServerErrorResponse");
+    });
+
+    it("declares HTTP bearer security on protected routes only", () => {
+      expect(document.components.securitySchemes.HTTPBearer).toMatchObject({
+        type: "http",
+        scheme: "bearer",
+      });
+      const bearer = [{ HTTPBearer: [] }];
+      expect(document.paths["/databases/{db_id}/migrate"].post.security).toEqual(bearer);
+      expect(document.paths["/databases/all/migrate"].post.security).toEqual(bearer);
+      expect(document.paths["/databases/{db_id}/migrations"].get.security).toEqual(bearer);
+      expect(document.paths["/"].get.security).toBeUndefined();
+      expect(document.paths["/health"].get.security).toBeUndefined();
+      expect(document.security).toBeUndefined();
+    });
+  });
+
+  it("GET /docs is a self-contained page listing every operation", async () => {
+    const result = await request(server, "GET", "/docs");
+    expect(result.status).toBe(200);
+    expect(result.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(result.text).not.toMatch(/<script|<link|@import|https?:\/\/(?!127\.0\.0\.1)/i);
+    for (const operation of [
+      "POST</span> <code>/databases/{db_id}/migrate</code>",
+      "POST</span> <code>/databases/all/migrate</code>",
+      "GET</span> <code>/databases/{db_id}/migrations</code>",
+      "GET</span> <code>/health</code>",
+    ]) {
+      expect(result.text).toContain(operation);
+    }
+    expect(result.text).toContain('id="schema-badrequestresponse"');
+    expect(result.text).toContain("<code>target_version</code>");
+  });
+
+  it("GET /databases/{db_id}/migrations needs config:read and reports the status", async () => {
+    expect((await request(server, "GET", "/databases/default/migrations")).status).toBe(401);
+    const writeOnly = await signToken(["config:write"]);
+    const forbidden = await request(server, "GET", "/databases/default/migrations", writeOnly);
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.body).toEqual({
+      detail: "Insufficient permissions. Required scope(s): config:read",
+      error_code: "FORBIDDEN",
+    });
+    const result = await request(
+      server,
+      "GET",
+      "/databases/default/migrations",
+      await signToken(["config:read"]),
+    );
+    expect(result.status).toBe(200);
+    expect(result.body).toMatchObject({ db_id: "default", current: null, latest: "2.5.6", applied: [] });
+    expect((result.body as { pending: unknown[] }).pending).toEqual([
+      { version: "2.0.0", name: "baseline" },
+      { version: "2.3.0", name: "session_summaries" },
+      { version: "2.5.0", name: "approvals" },
+      { version: "2.5.6", name: "knowledge_content_hash" },
+    ]);
+  });
+
+  it("POST /databases/all/migrate is its own route, not db_id 'all'", async () => {
+    const result = await request(server, "POST", "/databases/all/migrate?target_version=2.3.0", admin);
+    expect(result.status).toBe(200);
+    expect(result.body).toEqual({
+      message: "All databases migrated successfully to version 2.3.0",
+      results: {
+        default: {
+          status: 200,
+          message: "Database migrated successfully to version 2.3.0",
+          db_id: "default",
+          from_version: null,
+          to_version: "2.3.0",
+          direction: "up",
+          applied: ["2.0.0", "2.3.0"],
+        },
+      },
+    });
+    const unknown = await request(server, "POST", "/databases/all/migrate?target_version=3.0.0", admin);
+    expect(unknown.status).toBe(400);
+    expect(unknown.body).toEqual({
+      detail: "Unknown target version '3.0.0'. Known versions: 2.0.0, 2.3.0, 2.5.0, 2.5.6",
+      error_code: "BAD_REQUEST",
+    });
+    const malformed = await request(server, "POST", "/databases/all/migrate?target_version=x", admin);
+    expect(malformed.status).toBe(422);
+    const status = await request(server, "GET", "/databases/all/migrations", admin);
+    expect(status.body).toEqual({ detail: "No database found with id 'all'", error_code: "NOT_FOUND" });
+  });
+
+  it("unknown routes answer 404 with the error body (401 first without a token)", async () => {
+    const result = await request(server, "GET", "/no/such/route", admin);
+    expect(result.status).toBe(404);
+    expect(result.body).toEqual({ detail: "No route for GET /no/such/route", error_code: "NOT_FOUND" });
+    const wrongMethod = await request(server, "DELETE", "/databases/default/migrate", admin);
+    expect(wrongMethod.status).toBe(404);
+    expect((wrongMethod.body as { error_code: string }).error_code).toBe("NOT_FOUND");
+    const anonymous = await request(server, "GET", "/no/such/route");
+    expect(anonymous.status).toBe(401);
+    expect((anonymous.body as { error_code: string }).error_code).toBe("UNAUTHENTICATED");
+  });
+
+  it("logs one JSON line per request with its request id, never the token", async () => {
+    const result = await request(server, "GET", "/databases/default/migrations?secret=hunter2", admin);
+    const id = result.headers.get("x-request-id");
+    expect(id).toMatch(/^[\w-]+$/);
+    const records = server.logs.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const record = records.find((r) => r.req_id === id);
+    expect(record).toMatchObject({
+      msg: "request completed",
+      method: "GET",
+      path: "/databases/default/migrations",
+      status: 200,
+    });
+    const all = server.logs.join("");
+    expect(all).not.toContain(admin);
+    expect(all).not.toContain(admin.split(".")[2]);
+    expect(all).not.toContain("hunter2");
+  });
+});
