@@ -41,7 +41,8 @@ export interface MessagingDeps {
 const CHANNEL = "whatsapp";
 
 /**
- * The WhatsApp channel when its variables are set (its inbox tables migrated, its worker ready to start);
+ * The WhatsApp channel when its variables are set (its inbox tables migrated or, with the database down,
+ * migrated on first use; its worker ready to start);
  * otherwise only `GET /whatsapp/status`, saying it is not configured. Throws MessagingConfigError for a
  * partial or unsafe configuration.
  */
@@ -74,8 +75,11 @@ export async function createMessaging(deps: MessagingDeps): Promise<Messaging> {
     apiBaseUrl: config.WHATSAPP_API_BASE_URL,
     apiTimeoutMs: config.WHATSAPP_API_TIMEOUT_MS,
   });
-  await migrateInbox(deps.sql, logger);
-  const store = new InboxStore(deps.sql);
+  const store = new InboxStore(deps.sql, () => migrateInbox(deps.sql, logger));
+  await store.ready().catch((error: unknown) => {
+    // Like the server itself, the channel starts with its database down; the webhook answers 503 meanwhile.
+    logger.error({ err: error }, "inbox schema not ready; retried on the next delivery");
+  });
   const agent =
     deps.agent ??
     (config.AGENT_URL === undefined ? echoAgent : createHttpAgent(config.AGENT_URL, config.AGENT_TIMEOUT_MS));

@@ -1,14 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { BACKENDS } from "../databases.js";
 import { startAgentStub } from "./support/agent-stub.js";
-import { DATABASES, type TestDatabase } from "./support/database.js";
 import { type GraphStub, startGraphStub, waitFor } from "./support/graph-stub.js";
-import { type RunningServer, startMessagingServer } from "./support/server.js";
+import { type MessagingTestServer, startMessagingServer } from "./support/server.js";
 import { channelEnv, delivery, PHONE_NUMBER_ID, postDelivery, textMessage } from "./support/whatsapp.js";
 
-describe.each(DATABASES)("inbox processing on $name", ({ fresh }) => {
-  let database: TestDatabase;
+describe.each(BACKENDS)("inbox processing on %s", (backend) => {
   let graph: GraphStub;
-  let server: RunningServer | undefined;
+  let server: MessagingTestServer | undefined;
 
   beforeAll(async () => {
     graph = await startGraphStub();
@@ -16,7 +15,6 @@ describe.each(DATABASES)("inbox processing on $name", ({ fresh }) => {
   afterEach(async () => {
     await server?.stop();
     server = undefined;
-    await database?.drop();
     graph.requests.length = 0;
     graph.answer = () => 200;
   });
@@ -25,8 +23,7 @@ describe.each(DATABASES)("inbox processing on $name", ({ fresh }) => {
   });
 
   async function start(extra: Record<string, string> = {}) {
-    database = await fresh();
-    server = await startMessagingServer(database, channelEnv(graph.url, extra));
+    server = await startMessagingServer(backend, channelEnv(graph.url, extra));
     return server;
   }
 

@@ -1,9 +1,9 @@
 import { createHmac } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DATABASES, inboxIds, type TestDatabase } from "./support/database.js";
+import { BACKENDS } from "../databases.js";
 import { type GraphStub, startGraphStub, waitFor } from "./support/graph-stub.js";
-import { type RunningServer, startMessagingServer } from "./support/server.js";
+import { type MessagingTestServer, startMessagingServer } from "./support/server.js";
 import {
   ACCESS_TOKEN,
   APP_SECRET,
@@ -15,20 +15,17 @@ import {
   VERIFY_TOKEN,
 } from "./support/whatsapp.js";
 
-describe.each(DATABASES)("WhatsApp webhook on $name", ({ fresh }) => {
-  let database: TestDatabase;
+describe.each(BACKENDS)("WhatsApp webhook on %s", (backend) => {
   let graph: GraphStub;
-  let server: RunningServer;
+  let server: MessagingTestServer;
 
   beforeAll(async () => {
-    database = await fresh();
     graph = await startGraphStub();
-    server = await startMessagingServer(database, channelEnv(graph.url));
+    server = await startMessagingServer(backend, channelEnv(graph.url));
   });
   afterAll(async () => {
     await server?.stop();
     await graph?.close();
-    await database?.drop();
   });
 
   describe("GET /whatsapp/webhook handshake", () => {
@@ -78,7 +75,7 @@ describe.each(DATABASES)("WhatsApp webhook on $name", ({ fresh }) => {
       const response = await postDelivery(server.url, raw, options);
       expect(response.status).toBe(403);
       expect(await response.json()).toEqual(invalidSignature);
-      expect(await inboxIds(database)).not.toContain("wamid.sig");
+      expect(await server.inboxIds()).not.toContain("wamid.sig");
     });
 
     it("is 413 for a body over 1 MiB by Content-Length, before reading it", async () => {
@@ -123,7 +120,7 @@ describe.each(DATABASES)("WhatsApp webhook on $name", ({ fresh }) => {
       const response = await postDelivery(server.url, payload);
       expect(response.status).toBe(200);
       expect(await response.json()).toEqual({ status: "accepted", received: 3, duplicates: 0 });
-      expect(await inboxIds(database)).toEqual(
+      expect(await server.inboxIds()).toEqual(
         expect.arrayContaining(["wamid.multi.1", "wamid.multi.2", "wamid.multi.3"]),
       );
       await waitFor(

@@ -35,7 +35,25 @@ export interface InboxEntry {
  * processes agree on what is due and which leases have expired.
  */
 export class InboxStore {
-  constructor(private readonly sql: Sql) {}
+  private schemaReady: Promise<void> | undefined;
+
+  /**
+   * `prepareSchema` (the inbox migrations) runs before the first operation and again after a failure, so
+   * a database that is down at startup delays the inbox instead of stopping the server.
+   */
+  constructor(
+    private readonly sql: Sql,
+    private readonly prepareSchema: () => Promise<void> = async () => {},
+  ) {}
+
+  /** Resolves once the inbox tables exist; rejects (and retries on the next call) while they cannot. */
+  ready(): Promise<void> {
+    this.schemaReady ??= this.prepareSchema().catch((error: unknown) => {
+      this.schemaReady = undefined;
+      throw error;
+    });
+    return this.schemaReady;
+  }
 
   /**
    * Stores every message of one delivery in one statement (one transaction): all of them or none.
@@ -45,6 +63,7 @@ export class InboxStore {
     channel: string,
     messages: InboundMessage[],
   ): Promise<{ received: number; duplicates: number }> {
+    await this.ready();
     if (messages.length === 0) return { received: 0, duplicates: 0 };
     const inserted = await this.sql`
       INSERT INTO messaging.inbox (channel, message_id, account_id, sender, message_type, message)
@@ -61,6 +80,7 @@ export class InboxStore {
    * expired (their worker died). SKIP LOCKED lets concurrent workers take disjoint rows without waiting.
    */
   async claim(limit: number, leaseMs: number): Promise<ClaimedMessage[]> {
+    await this.ready();
     const rows = await this.sql<ClaimRow[]>`
       UPDATE messaging.inbox AS i
       SET status = 'processing',
@@ -126,6 +146,7 @@ export class InboxStore {
   }
 
   async list(channel: string, status: InboxStatus | undefined, limit: number): Promise<InboxEntry[]> {
+    await this.ready();
     return this.sql<InboxEntry[]>`
       SELECT channel, message_id, account_id, sender AS "from", message_type AS "type", status, attempts,
              last_error, received_at, updated_at

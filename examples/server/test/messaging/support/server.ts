@@ -1,10 +1,6 @@
-import type { AddressInfo } from "node:net";
-import { serve } from "@hono/node-server";
-import { Hono } from "hono";
-import pino from "pino";
-import postgres from "postgres";
-import { createMessaging, messagingConfigSchema } from "../../../src/messaging/index.js";
-import type { TestDatabase } from "./database.js";
+import type { Sql } from "postgres";
+import type { Backend } from "../../databases.js";
+import { signToken, startTestServer } from "../../helpers.js";
 
 /** A row of GET /whatsapp/inbox. */
 export interface InboxItem {
@@ -17,44 +13,40 @@ export interface InboxItem {
   last_error: string | null;
 }
 
-export interface RunningServer {
+export interface MessagingTestServer {
   url: string;
-  /** GET /whatsapp/inbox?status=, failing on anything but 200. */
+  /** JSON log lines the server wrote. */
+  logs: string[];
+  /** GET /whatsapp/inbox?status= with a token of scope config:read; fails on anything but 200. */
   inbox(status?: string): Promise<InboxItem[]>;
+  /** Message ids in the inbox table, read directly from the platform database. */
+  inboxIds(): Promise<string[]>;
   stop(): Promise<void>;
 }
 
-/** The messaging routes and worker on a real HTTP server (random port) over `database`. */
+/** The reference server in-process on a random port (PGlite or a fresh PostgreSQL database), channel env added. */
 export async function startMessagingServer(
-  database: TestDatabase,
+  backend: Backend,
   env: Record<string, string>,
-): Promise<RunningServer> {
-  const sql = postgres(database.url, { max: database.kind === "pglite" ? 1 : 5, onnotice: () => {} });
-  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
-  const messaging = await createMessaging({
-    config: messagingConfigSchema.parse(env),
-    sql,
-    logger,
-    production: false,
-  });
-  const app = new Hono();
-  app.route("/", messaging.routes);
-  const server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" });
-  await new Promise<void>((resolve) => server.once("listening", () => resolve()));
-  messaging.start();
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+): Promise<MessagingTestServer> {
+  const server = await startTestServer({ backend, env });
+  const token = await signToken(["config:read"]);
+  const sql: Sql = server.sql();
   return {
-    url,
+    url: server.url,
+    logs: server.logs,
     async inbox(status) {
-      const response = await fetch(`${url}/whatsapp/inbox${status ? `?status=${status}` : ""}`);
+      const response = await fetch(`${server.url}/whatsapp/inbox${status ? `?status=${status}` : ""}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       if (response.status !== 200)
         throw new Error(`inbox listing: ${response.status} ${await response.text()}`);
       return ((await response.json()) as { items: InboxItem[] }).items;
     },
-    async stop() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await messaging.stop();
-      await sql.end({ timeout: 5 });
+    async inboxIds() {
+      const rows = await sql<{ message_id: string }[]>`SELECT message_id FROM messaging.inbox ORDER BY 1`;
+      return rows.map((row) => row.message_id);
     },
+    stop: () => server.cleanup(),
   };
 }
