@@ -1,17 +1,21 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
+const nodePlatform = fileURLToPath(new URL("./src/node/platform.ts", import.meta.url));
+const coreEntry = fileURLToPath(new URL("./src/index.ts", import.meta.url));
+
 export default defineConfig({
-  resolve: {
-    // Tests run on Node, so the core gets the Node platform, as the package's `node` export condition
-    // gives it. The WebCrypto verifier is tested explicitly (test/verifiers.test.ts).
-    alias: [
-      {
-        find: /^\.\/platform\.js$/,
-        replacement: fileURLToPath(new URL("./src/node/platform.ts", import.meta.url)),
+  plugins: [
+    {
+      // Tests run on Node, so the public core gets the Node platform, as the package's `node` export
+      // condition gives it (tsup.config.ts does the same swap). Both platforms are also tested directly.
+      name: "node-platform",
+      enforce: "pre",
+      resolveId(source, importer) {
+        return source === "./platform.js" && importer === coreEntry ? nodePlatform : null;
       },
-    ],
-  },
+    },
+  ],
   test: {
     name: "@agent-platform/jwt-rbac",
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],

@@ -1,0 +1,119 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { testKeys } from "../test/fixtures/keys.js";
+import { createJwtAuthOn } from "./auth.js";
+import { JwtRbacConfigError } from "./errors.js";
+import { platform as nodePlatform } from "./node/platform.js";
+import type { JwtRbacOptions } from "./options.js";
+import { platform as webPlatform } from "./platform.js";
+
+const create = (options: JwtRbacOptions) => createJwtAuthOn(nodePlatform, options);
+const dir = mkdtempSync(join(tmpdir(), "jwt-rbac-config-"));
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+describe("construction fails fast", () => {
+  it.each([
+    ["no key source", {}, /no verification key/],
+    ["unsupported algorithm", { algorithm: "none", verificationKeys: ["x"] }, /unsupported algorithm "none"/],
+    [
+      "HS256 with a PEM public key",
+      {
+        algorithm: "HS256",
+        verificationKeys: ["-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----"],
+      },
+      /looks like a PEM public key/,
+    ],
+    [
+      "RS256 with a secret",
+      { algorithm: "RS256", verificationKeys: ["just-a-secret"] },
+      /looks like a shared secret/,
+    ],
+    [
+      "a private PEM",
+      { verificationKeys: ["-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----"] },
+      /never a private key/,
+    ],
+    [
+      "a private JWK",
+      { verificationKeys: [JSON.stringify({ kty: "RSA", n: "x", e: "AQAB", d: "y" })] },
+      /private JWK/,
+    ],
+    ["broken JWK JSON", { verificationKeys: ["{nope"] }, /not valid JSON/],
+    ["a missing JWKS file", { jwksFile: join(dir, "missing.json") }, /cannot read JWKS file .*ENOENT/],
+    ["a JWKS without keys", { jwks: { nope: [] } as never }, /not a JWKS/],
+    ["plain http jwksUrl", { jwksUrl: "http://issuer.example/jwks.json" }, /https/],
+    [
+      "verifyAudience without audience",
+      { algorithm: "HS256", verificationKeys: ["s"], verifyAudience: true },
+      /verifyAudience/,
+    ],
+    [
+      "a bad scope mapping",
+      { algorithm: "HS256", verificationKeys: ["s"], scopeMappings: { "GET /x": ["agents:a1:read"] } },
+      /not a required scope/,
+    ],
+    [
+      "a bad route",
+      { algorithm: "HS256", verificationKeys: ["s"], scopeMappings: { "/x": ["a:b"] } },
+      /<METHOD> <path>/,
+    ],
+    ["a bad cache", { algorithm: "HS256", verificationKeys: ["s"], cache: { max: 0 } }, /cache.max/],
+  ] as const)("%s", (_label, options, message) => {
+    expect(() => create(options as JwtRbacOptions)).toThrow(JwtRbacConfigError);
+    expect(() => create(options as JwtRbacOptions)).toThrow(message);
+  });
+
+  it("refuses a JWKS file that is not JSON", () => {
+    const path = join(dir, "bad.json");
+    writeFileSync(path, "not json");
+    expect(() => create({ jwksFile: path })).toThrow(/not valid JSON/);
+  });
+
+  it("says that jwksFile needs Node on other runtimes", () => {
+    expect(() => createJwtAuthOn(webPlatform, { jwksFile: "/x.json" })).toThrow(/pass the JWKS inline/);
+  });
+
+  it("rejects ready when a PEM cannot be imported for the algorithm", async () => {
+    const keys = await testKeys();
+    await expect(
+      create({ algorithm: "RS256", verificationKeys: [keys.es256.publicPem] }).ready,
+    ).rejects.toThrow(/verification key #1 cannot be imported for RS256/);
+    await expect(
+      create({ algorithm: "ES256", verificationKeys: [keys.rs256.publicPem] }).ready,
+    ).rejects.toThrow(JwtRbacConfigError);
+  });
+});
+
+describe("logging", () => {
+  it("warns once for validate:false and for secretKey, never with the key", () => {
+    const warn = vi.fn();
+    create({ validate: false, logger: { warn, debug() {} } });
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn.mock.calls[0]?.[0]).toMatch(/NOT verified/);
+    warn.mockClear();
+    create({
+      algorithm: "HS256",
+      secretKey: "super-secret-value-0123456789abcdef",
+      logger: { warn, debug() {} },
+    });
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(JSON.stringify(warn.mock.calls)).not.toContain("super-secret-value");
+  });
+});
+
+describe("environment", () => {
+  it("reads JWT_VERIFICATION_KEY (with escaped PEM newlines) and JWT_JWKS_FILE only when no key option is given", async () => {
+    const keys = await testKeys();
+    vi.stubEnv("JWT_VERIFICATION_KEY", keys.rs256.publicPem.replace(/\n/g, "\\n"));
+    await expect(create({}).ready).resolves.toBeUndefined();
+    // An explicit option wins; the env key is not mixed in.
+    vi.stubEnv("JWT_VERIFICATION_KEY", "not-a-pem");
+    await expect(create({ verificationKeys: [keys.rs256.publicPem] }).ready).resolves.toBeUndefined();
+    expect(() => create({})).toThrow(/looks like a shared secret/);
+  });
+});
