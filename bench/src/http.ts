@@ -206,7 +206,7 @@ const fmt = (r: number | undefined) => (r === undefined ? "n/a" : `${r.toFixed(2
 export async function runHttpGroup(options: { quick: boolean }): Promise<GroupResult> {
   const s: Settings = options.quick
     ? { rounds: 1, durationSeconds: 1, warmupSeconds: 0, freshTokens: 500 }
-    : { rounds: 3, durationSeconds: 2, warmupSeconds: 1, freshTokens: 10_000 };
+    : { rounds: 3, durationSeconds: 1.5, warmupSeconds: 0.5, freshTokens: 5_000 };
   const results = {} as Record<HttpAlg, AlgResults>;
   for (const alg of HTTP_ALGORITHMS) results[alg] = await runAlg(alg, s);
   const tables: Table[] = HTTP_ALGORITHMS.map((alg) => {
@@ -318,7 +318,7 @@ export async function runHttpGroup(options: { quick: boolean }): Promise<GroupRe
     method: [
       `Each server variant runs in its own child process (\`bench/src/servers/http-server.ts\`, port 0), the load generator (autocannon, programmatic) in the bench process: ${CONNECTIONS} connections, loopback only. All servers of an algorithm run at once; each gets a ${s.warmupSeconds} s discarded warm-up, then ${s.rounds} rounds each run every case for ${s.durationSeconds} s in rotating order; figures are medians over rounds. Every route is GET ${BENCH_PATH} → 200 \`{"ok":true}\`; a run with any non-2xx answer is reported invalid, not counted.`,
       `Ours: the package's Hono / Express adapter (\`${resolvedEntry("@agent-platform/jwt-rbac/hono")}\`, \`${resolvedEntry("@agent-platform/jwt-rbac/express")}\`), \`jwtRbac({ verificationKeys: [key], algorithm, authorization: true, scopeMappings: { 'GET /bench': ['bench:read'] } })\`, default cache.`,
-      `Same token: one token on every request (a cache hit after the first). Fresh token: a rotation of ${s.freshTokens.toLocaleString("en-US")} distinct pre-signed tokens, the next one on every request (autocannon \`setupRequest\`) — ten times the default cache of 1,000 entries, so every request misses.`,
+      `Same token: one token on every request (a cache hit after the first). Fresh token: a rotation of ${s.freshTokens.toLocaleString("en-US")} distinct pre-signed tokens, the next one on every request (autocannon \`setupRequest\`) — five times the default cache of 1,000 entries, so every request misses.`,
       "Minimal node:crypto verifier: header pinned, one-shot signature check with a KeyObject, payload parsed, `exp` and the scope checked — the least a careful hand-written middleware does. hono/jwt: the secret string for HS256, a CryptoKey imported once for RS256, plus a scope check. express-jwt: given a KeyObject made once (jsonwebtoken underneath), plus a hand-written scope check.",
       "Server CPU µs/req: the server process's user+system time over the measured run (/proc) ÷ 2xx answers — independent of whether the load generator or the server saturates first on 2 cores.",
     ],

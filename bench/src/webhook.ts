@@ -59,8 +59,8 @@ export async function runWebhookGroup(options: { quick: boolean }): Promise<Grou
   if (!url)
     return { ...base, skipped: "TEST_DATABASE_URL is not set (a real PostgreSQL is needed)", figures: {} };
   const rounds = options.quick ? 1 : 3;
-  const durationSeconds = options.quick ? 1 : 2;
-  const warmupSeconds = options.quick ? 0 : 1;
+  const durationSeconds = options.quick ? 1 : 1.5;
+  const warmupSeconds = options.quick ? 0 : 0.5;
 
   // A database of its own: the inbox lives in a fixed schema, which tests running meanwhile may also use.
   const database = `bench_webhook_${process.pid}_${randomBytes(3).toString("hex")}`;
