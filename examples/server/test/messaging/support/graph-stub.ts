@@ -13,7 +13,7 @@ export interface GraphRequest {
     type?: string;
     text?: { body?: string };
   };
-  /** The status the stub answered with. */
+  /** The status the stub answered with; 0 while it hangs. */
   status: number;
 }
 
@@ -26,8 +26,8 @@ export interface GraphStub {
   requests: GraphRequest[];
   /** Requests that were answered 2xx, i.e. replies WhatsApp would have delivered. */
   accepted(): GraphRequest[];
-  /** Decides the status of each request; default 200. */
-  answer: (request: Omit<GraphRequest, "status">, index: number) => number;
+  /** Decides the status of each request (default 200); "hang" never answers (until close()). */
+  answer: (request: Omit<GraphRequest, "status">, index: number) => number | "hang";
   close(): Promise<void>;
 }
 
@@ -54,8 +54,10 @@ export async function startGraphStub(): Promise<GraphStub> {
       authorization: req.headers.authorization,
       body,
     };
-    const status = stub.answer(partial, stub.requests.length);
+    const answer = stub.answer(partial, stub.requests.length);
+    const status = answer === "hang" ? 0 : answer;
     stub.requests.push({ ...partial, status });
+    if (answer === "hang") return;
     res.writeHead(status, { "content-type": "application/json" });
     if (status < 300) {
       counter++;
