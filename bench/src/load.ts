@@ -24,7 +24,10 @@ export function startServerProcess(
   env: Record<string, string>,
   timeoutMs = 30_000,
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
+  // BENCH_CPU_PROF_DIR: every server writes a V8 CPU profile there when it exits (see src/profile-top.ts).
+  const profileDir = process.env.BENCH_CPU_PROF_DIR;
+  const profiling = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+  const child = spawn(process.execPath, [...profiling, "--import", "tsx", script, ...args], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -100,7 +100,7 @@ export async function runMigratorGroup(options: { quick: boolean }): Promise<Gro
   if (isUnavailable(createMigrator)) return { ...base, skipped: createMigrator.unavailable, figures: {} };
 
   const count = options.quick ? 20 : 200;
-  const repetitions = options.quick ? 1 : 5;
+  const repetitions = options.quick ? 1 : 9;
   const list = migrations(count);
   const admin = postgres(url, { max: 1, onnotice: () => {} });
   const freshSchema = async () => {

@@ -42,6 +42,41 @@ function delivery(messageId: string): string {
   });
 }
 
+/**
+ * The database's own ceiling for this workload: ${CONNECTIONS} clients each committing one single-row
+ * INSERT ... ON CONFLICT DO NOTHING after another (autocommit, a durable commit each), straight through
+ * postgres.js — no HTTP, no signature, no JSON. What an acknowledgement that waits for its own commit can at most reach.
+ */
+async function commitFloor(
+  databaseUrl: string,
+  durationSeconds: number,
+): Promise<{ requestsPerSecond: number; latencyP50Ms: number; latencyP99Ms: number }> {
+  const sql = postgres(databaseUrl, { max: CONNECTIONS, onnotice: () => {} });
+  try {
+    await sql`CREATE TABLE IF NOT EXISTS bench_commit_floor (id text PRIMARY KEY, body jsonb NOT NULL)`;
+    const body = delivery("wamid.floor");
+    const latencies: number[] = [];
+    const end = performance.now() + durationSeconds * 1000;
+    let sequence = 0;
+    const client = async () => {
+      while (performance.now() < end) {
+        const start = performance.now();
+        await sql`INSERT INTO bench_commit_floor (id, body) VALUES (${`floor.${sequence++}`}, ${body}::jsonb) ON CONFLICT DO NOTHING`;
+        latencies.push(performance.now() - start);
+      }
+    };
+    const started = performance.now();
+    await Promise.all(Array.from({ length: CONNECTIONS }, client));
+    const seconds = (performance.now() - started) / 1000;
+    latencies.sort((a, b) => a - b);
+    const at = (q: number) =>
+      latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
+    return { requestsPerSecond: latencies.length / seconds, latencyP50Ms: at(0.5), latencyP99Ms: at(0.99) };
+  } finally {
+    await sql.end();
+  }
+}
+
 function median2(rounds: LoadResult[], pick: (r: LoadResult) => number): number {
   return median(rounds.map(pick));
 }
@@ -108,8 +143,11 @@ export async function runWebhookGroup(options: { quick: boolean }): Promise<Grou
       bare: () => ({ url: `${origin}/`, method: "GET" as const }),
     };
     const results: Record<keyof typeof cases, LoadResult[]> = { webhook: [], bare: [] };
+    const floors: Awaited<ReturnType<typeof commitFloor>>[] = [];
     for (let round = 0; round < rounds; round++) {
       const order = (round % 2 === 0 ? ["bare", "webhook"] : ["webhook", "bare"]) as (keyof typeof cases)[];
+      console.log(`webhook: round ${round + 1}/${rounds} commit floor`);
+      floors.push(await commitFloor(databaseUrl.href, durationSeconds));
       for (const name of order) {
         console.log(`webhook: round ${round + 1}/${rounds} ${name}`);
         results[name].push(
@@ -140,6 +178,11 @@ export async function runWebhookGroup(options: { quick: boolean }): Promise<Grou
       non2xx: results[name].reduce((sum, r) => sum + r.non2xx, 0),
       errors: results[name].reduce((sum, r) => sum + r.errors, 0),
     });
+    const floor = {
+      requestsPerSecond: median(floors.map((f) => f.requestsPerSecond)),
+      latencyP50Ms: median(floors.map((f) => f.latencyP50Ms)),
+      latencyP99Ms: median(floors.map((f) => f.latencyP99Ms)),
+    };
     const webhook = summary("webhook");
     const bare = summary("bare");
     const rpsRatio = webhook.requestsPerSecond / bare.requestsPerSecond;
@@ -176,6 +219,7 @@ export async function runWebhookGroup(options: { quick: boolean }): Promise<Grou
       method: [
         "The reference server (`examples/server`, `startServer(loadConfig(env))`) in its own process on a database created for the run on the real PostgreSQL, `LOG_LEVEL=warn`, the WhatsApp channel configured with an app secret. Its worker is held back (`MESSAGING_WORKER_START_DELAY_MS`) so the run measures the acknowledgement path alone: read the capped raw body, check the HMAC-SHA256 signature in constant time, parse, commit the inbox row, answer 200.",
         `Signed \`POST /whatsapp/webhook\` deliveries, one text message each with a unique message id, signed by the load generator per request; against \`GET /\` of the same server (the server has no bare route: \`GET /\` is excluded from JWT and answers a small JSON document). ${CONNECTIONS} connections, ${warmupSeconds} s warm-up, ${rounds} interleaved rounds of ${durationSeconds} s, medians.`,
+        `Database ceiling: ${CONNECTIONS} postgres.js clients in the bench process, each committing one single-row \`INSERT ... ON CONFLICT DO NOTHING\` (the delivery's JSON) after another on the same database — the most acknowledgements per second that wait for their own durable commit can reach here; webhook = ${(webhook.requestsPerSecond / floor.requestsPerSecond).toFixed(2)}x of it.`,
         `Check: ${stored} inbox rows for ${acknowledged} deliveries acknowledged in the measured rounds and ${sent} sent in all (warm-up included) — ${acknowledged <= stored && stored <= sent ? "consistent: nothing acknowledged is missing" : "INCONSISTENT"}.`,
       ],
       tables: [
@@ -185,6 +229,14 @@ export async function runWebhookGroup(options: { quick: boolean }): Promise<Grou
           rows: [
             row2("GET / (bare route, same server)", bare),
             row2("POST /whatsapp/webhook, signed, inbox write", webhook),
+            [
+              "database ceiling: one durable INSERT per op, no HTTP",
+              sig(floor.requestsPerSecond),
+              `${(floor.requestsPerSecond / bare.requestsPerSecond).toFixed(2)}x`,
+              floor.latencyP50Ms.toFixed(1),
+              floor.latencyP99Ms.toFixed(1),
+              "",
+            ],
           ],
           notes: invalidNote,
         },
@@ -200,6 +252,11 @@ export async function runWebhookGroup(options: { quick: boolean }): Promise<Grou
               bars: [
                 { label: "GET / (bare route)", kind: "floor", value: bare.requestsPerSecond },
                 { label: "POST /whatsapp/webhook", kind: "ours", value: webhook.requestsPerSecond },
+                {
+                  label: "durable INSERT alone (database ceiling)",
+                  kind: "floor",
+                  value: floor.requestsPerSecond,
+                },
               ],
             },
           ],
