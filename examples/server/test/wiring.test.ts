@@ -1,0 +1,64 @@
+import { validate } from "@readme/openapi-parser";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { request, signToken, startTestServer, type TestServer } from "./helpers.js";
+
+const VERIFY_TOKEN = "verify-me-9f2c";
+
+describe("the messaging channel wired into the server", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({
+      env: {
+        WHATSAPP_VERIFY_TOKEN: VERIFY_TOKEN,
+        WHATSAPP_APP_SECRET: "app-secret",
+        WHATSAPP_ACCESS_TOKEN: "access-token",
+        WHATSAPP_PHONE_NUMBER_ID: "1234567890",
+        // Nothing is sent in this test; an address nothing listens on keeps it offline.
+        WHATSAPP_API_BASE_URL: "http://127.0.0.1:9/v25.0",
+      },
+    });
+  });
+  afterAll(async () => {
+    await server?.cleanup();
+  });
+
+  it("exactly the webhook and the status skip the JWT middleware", async () => {
+    expect((await request(server, "GET", "/whatsapp/status")).status).toBe(200);
+    const handshake = await request(
+      server,
+      "GET",
+      `/whatsapp/webhook?hub.mode=subscribe&hub.verify_token=${VERIFY_TOKEN}&hub.challenge=4242`,
+    );
+    expect(handshake.status).toBe(200);
+    expect(handshake.text).toBe("4242");
+    expect(server.logs.join("")).not.toContain(VERIFY_TOKEN);
+  });
+
+  it("the inbox listing stays behind JWT with scope config:read", async () => {
+    expect((await request(server, "GET", "/whatsapp/inbox")).status).toBe(401);
+    const forbidden = await request(server, "GET", "/whatsapp/inbox", await signToken(["config:write"]));
+    expect(forbidden.body).toEqual({
+      detail: "Insufficient permissions. Required scope(s): config:read",
+      error_code: "FORBIDDEN",
+    });
+    expect((await request(server, "GET", "/whatsapp/inbox", await signToken(["config:read"]))).status).toBe(
+      200,
+    );
+  });
+
+  it("its routes are in the OpenAPI document, which stays valid", async () => {
+    const document = (await request(server, "GET", "/openapi.json")).body as {
+      paths: Record<string, unknown>;
+    };
+    expect(Object.keys(document.paths)).toEqual(
+      expect.arrayContaining([
+        "/whatsapp/webhook",
+        "/whatsapp/status",
+        "/whatsapp/inbox",
+        "/databases/{db_id}/migrate",
+      ]),
+    );
+    const validation = await validate(structuredClone(document) as Parameters<typeof validate>[0]);
+    expect(validation.valid).toBe(true);
+  });
+});
