@@ -185,7 +185,8 @@ function mountWebhook(app: OpenAPIHono, name: string, tags: string[], deps: Webh
       tags,
       summary: "Inbox rows, newest first",
       description: "Requires scope `config:read`. Failed rows keep their last error for inspection.",
-      security: [{ bearerAuth: [] }],
+      // The scheme the server registers (src/http/routes/databases.ts), named here to avoid an import cycle.
+      security: [{ HTTPBearer: [] }],
       request: {
         query: z.object({
           status: z.enum(INBOX_STATUSES).optional(),

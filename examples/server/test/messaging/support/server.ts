@@ -21,6 +21,8 @@ export interface MessagingTestServer {
   inbox(status?: string): Promise<InboxItem[]>;
   /** Message ids in the inbox table, read directly from the platform database. */
   inboxIds(): Promise<string[]>;
+  /** Name of the platform database (a fresh one per server on PostgreSQL). */
+  databaseName(): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -46,6 +48,10 @@ export async function startMessagingServer(
     async inboxIds() {
       const rows = await sql<{ message_id: string }[]>`SELECT message_id FROM messaging.inbox ORDER BY 1`;
       return rows.map((row) => row.message_id);
+    },
+    async databaseName() {
+      const [row] = await sql<{ name: string }[]>`SELECT current_database() AS name`;
+      return row?.name ?? "";
     },
     stop: () => server.cleanup(),
   };
