@@ -1,4 +1,4 @@
-import { checksum } from "./checksum.js";
+import { checksum, codeFingerprint } from "./checksum.js";
 import { DuplicateVersionError, InvalidOptionsError } from "./errors.js";
 import type { Migration } from "./types.js";
 import { compareVersions, parseVersion, type Version } from "./version.js";
@@ -52,7 +52,7 @@ function toEntry(migration: Migration, index: number): CatalogEntry {
   return {
     version,
     name: migration.name,
-    checksum: checksum(migration.source ?? migration.up.toString()),
+    checksum: checksum(migration.source ?? codeFingerprint(migration.up.toString())),
     transactional: migration.transaction !== false,
     migration,
   };

@@ -21,12 +21,17 @@ export class DataDirLockedError extends Error {
 export interface EmbeddedPostgresOptions {
   /** Directory PGlite persists to; created if missing. One process at a time. */
   readonly dataDir: string;
+  /**
+   * How many clients the socket server admits at once (default 1: the returned `sql`). Raise it to let
+   * another client (psql, a child process) use `url` alongside; all clients share PGlite's one session.
+   */
+  readonly maxConnections?: number;
 }
 
 export interface EmbeddedPostgres {
   /** postgres.js with a pool of one connection, like every client of this single-session database should. */
   readonly sql: postgres.Sql;
-  /** `postgres://` address of the socket server on a free loopback port (one client at a time). */
+  /** `postgres://` address of the socket server on a free loopback port (see `maxConnections`). */
   readonly url: string;
   /** Closes the client, the socket server and PGlite, and releases the data directory. Idempotent. */
   stop(): Promise<void>;
@@ -47,7 +52,12 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   let server: PGLiteSocketServer | undefined;
   try {
     db = await PGlite.create(dataDir);
-    server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0 });
+    server = new PGLiteSocketServer({
+      db,
+      host: "127.0.0.1",
+      port: 0,
+      maxConnections: options.maxConnections ?? 1,
+    });
     await server.start();
   } catch (error) {
     await server?.stop().catch(() => {});

@@ -31,14 +31,16 @@ export function backends(): { kind: Backend["kind"]; current: () => Backend }[] 
   return kinds.map((kind) => ({ kind, current: useBackend(kind) }));
 }
 
-function useBackend(kind: Backend["kind"]): () => Backend {
+/** Registers the hooks that start and stop one backend for the enclosing describe block. */
+export function useBackend(kind: Backend["kind"]): () => Backend {
   let backend: Backend | undefined;
   let embedded: EmbeddedPostgres | undefined;
   let dataDir: string | undefined;
   beforeAll(async () => {
     if (kind === "pglite") {
       dataDir = mkdtempSync(join(tmpdir(), "migrator-test-"));
-      embedded = await startEmbeddedPostgres({ dataDir });
+      // Two clients: the file's own `sql` plus one child process at a time.
+      embedded = await startEmbeddedPostgres({ dataDir, maxConnections: 2 });
       backend = { kind, sql: embedded.sql, url: embedded.url };
     } else {
       const url = TEST_DATABASE_URL as string;
