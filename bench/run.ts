@@ -29,7 +29,11 @@ const loadAtStart = loadavg()[0] ?? 0;
 const groups: GroupResult[] = [];
 for (const [name, run] of Object.entries(GROUPS)) {
   if (only && !only.includes(name)) continue;
-  const group = await run({ quick });
+  const groupStarted = performance.now();
+  const group = {
+    ...(await run({ quick })),
+    seconds: Math.round((performance.now() - groupStarted) / 100) / 10,
+  };
   printGroup(group);
   groups.push(group);
 }

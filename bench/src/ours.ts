@@ -35,14 +35,21 @@ export function oursOptions(keys: KeyMaterial | { alg: Alg; verificationText: st
   };
 }
 
+/**
+ * Imports `name` from `specifier`. A package's dist/ briefly vanishes while its owner rebuilds it, so a load
+ * failure is retried a few times; a missing export is not (the package simply does not have it yet).
+ */
 export async function loadExport<T>(specifier: string, name: string): Promise<T | Unavailable> {
-  try {
-    const mod = (await import(specifier)) as Record<string, unknown>;
-    const value = mod[name];
-    if (typeof value !== "function") return { unavailable: `${specifier} has no export ${name} yet` };
-    return value as T;
-  } catch (error) {
-    return { unavailable: `${specifier} failed to load: ${(error as Error).message}` };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const mod = (await import(specifier)) as Record<string, unknown>;
+      const value = mod[name];
+      if (typeof value !== "function") return { unavailable: `${specifier} has no export ${name} yet` };
+      return value as T;
+    } catch (error) {
+      if (attempt >= 4) return { unavailable: `${specifier} failed to load: ${(error as Error).message}` };
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+    }
   }
 }
 

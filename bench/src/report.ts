@@ -33,7 +33,7 @@ export interface RunReport {
 }
 
 export function printGroup(group: GroupResult): void {
-  console.log(`\n=== ${group.title}`);
+  console.log(`\n=== ${group.title} (${group.seconds ?? "?"} s)`);
   if (group.skipped) {
     console.log(`SKIPPED: ${group.skipped}`);
     return;
@@ -106,7 +106,7 @@ function renderMarkdown(report: RunReport, chartFiles: Map<string, string[]>): s
     "Absolute times drift between shared machines; the ratios, measured side by side in the same run, are what to " +
       "compare. `pnpm bench` never fails on a timing: a missed target is a finding, recorded below.",
     "",
-    "Run it: `pnpm bench` (with `TEST_DATABASE_URL=postgres://…` for the database groups), or `pnpm bench -- --quick` " +
+    "Run it: `pnpm bench` (with `TEST_DATABASE_URL=postgres://…` for the database groups), or `pnpm bench --quick` " +
       "for a smoke run of a few seconds.",
     "",
     "## Targets",

@@ -48,6 +48,8 @@ export interface GroupResult {
   targets: Target[];
   /** Every measured figure, machine-readable. */
   figures: unknown;
+  /** Wall time the group took, set by the runner. */
+  seconds?: number;
 }
 
 export interface Machine {
