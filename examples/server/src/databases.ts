@@ -19,7 +19,8 @@ const CONNECT_TIMEOUT_S = 10;
 const CLOSE_TIMEOUT_S = 5;
 
 function migratorLogger(logger: Logger) {
-  return (event: MigratorEvent) => logger[event.level](event, `migration ${event.event}`);
+  // The event's own `level` would become a second "level" key next to pino's in the JSON line.
+  return ({ level, ...fields }: MigratorEvent) => logger[level](fields, `migration ${fields.event}`);
 }
 
 function connect(url: string): Sql {

@@ -8,7 +8,7 @@ import { createApp } from "./app.js";
 import { assertKeyConfigured, jwtOptions, StartupError } from "./auth.js";
 import { hasJwtKey, type ServerConfig } from "./config.js";
 import { openDatabases, type PlatformDatabase } from "./databases.js";
-import { type DevToken, loadOrCreateDevKey, signDevToken } from "./dev-key.js";
+import { DEV_KEY_ALGORITHM, type DevToken, loadOrCreateDevKey, signDevToken } from "./dev-key.js";
 import { createLogger } from "./http/logging.js";
 import { createMessaging, type Messaging } from "./messaging/index.js";
 import { platformMigrations } from "./migrations/index.js";
@@ -84,6 +84,9 @@ export async function startServer(
   const logger = createLogger(config.logLevel, options.logDestination);
   assertKeyConfigured(config);
   const devKey = hasJwtKey(config.jwt) ? undefined : await loadOrCreateDevKey(config.dataDir);
+  if (devKey !== undefined && config.jwt.algorithm !== undefined && config.jwt.algorithm !== DEV_KEY_ALGORITHM) {
+    logger.warn(`JWT_ALGORITHM=${config.jwt.algorithm} is ignored: the development key is ${DEV_KEY_ALGORITHM}`);
+  }
 
   const migrations = options.migrations ?? platformMigrations();
   const databases = await openDatabases(config, migrations, logger);

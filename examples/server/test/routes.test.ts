@@ -175,6 +175,10 @@ describe("routes of the reference server", () => {
       path: "/databases/default/migrations",
       status: 200,
     });
+    // The migrator's events (from the migrate-all call above) are logged with their database id, one
+    // `level` key per line.
+    expect(records.some((r) => r.msg === "migration committed" && r.db_id === "default")).toBe(true);
+    for (const line of server.logs) expect(line.match(/"level":/g)).toHaveLength(1);
     const all = server.logs.join("");
     expect(all).not.toContain(admin);
     expect(all).not.toContain(admin.split(".")[2]);

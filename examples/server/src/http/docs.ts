@@ -16,7 +16,7 @@ function text(value: Json): string {
   return typeof value === "string" ? value : "";
 }
 
-export function escapeHtml(value: string): string {
+function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 }
 
