@@ -140,14 +140,20 @@ async function runAlg(alg: HttpAlg, s: Settings): Promise<AlgResults> {
   const results: AlgResults = {};
   const servers = new Map<CaseId, Server>();
   try {
-    for (const c of CASES) {
-      try {
-        servers.set(c.id, await startServerProcess(SERVER_SCRIPT, [c.variant], env));
-      } catch (error) {
-        if (!(error instanceof ServerUnavailableError)) throw error;
-        results[c.id] = { skipped: error.message };
-      }
+    // Started together (startup is mostly module loading); they sit idle until their turn. allSettled, so a
+    // failure still leaves every started server in `servers` for the finally below to stop.
+    const started = await Promise.allSettled(
+      CASES.map((c) => startServerProcess(SERVER_SCRIPT, [c.variant], env)),
+    );
+    let failure: unknown;
+    for (const [i, outcome] of started.entries()) {
+      const c = CASES[i] as Case;
+      if (outcome.status === "fulfilled") servers.set(c.id, outcome.value);
+      else if (outcome.reason instanceof ServerUnavailableError)
+        results[c.id] = { skipped: outcome.reason.message };
+      else failure = outcome.reason;
     }
+    if (failure !== undefined) throw failure;
     const live = CASES.filter((c) => servers.has(c.id));
     const rounds = new Map<CaseId, LoadResult[]>(live.map((c) => [c.id, []]));
     for (let round = 0; round < s.rounds; round++) {

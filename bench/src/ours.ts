@@ -1,4 +1,5 @@
 import { type Alg, type KeyMaterial, SCOPE } from "./keys.js";
+import { sleep } from "./stats.js";
 
 /**
  * Our packages are loaded by name at run time and typed structurally here, so the harness builds and runs (and
@@ -48,7 +49,7 @@ export async function loadExport<T>(specifier: string, name: string): Promise<T 
       return value as T;
     } catch (error) {
       if (attempt >= 4) return { unavailable: `${specifier} failed to load: ${(error as Error).message}` };
-      await new Promise((resolve) => setTimeout(resolve, 3000));
+      await sleep(3000);
     }
   }
 }

@@ -160,7 +160,7 @@ async function measureAlg(alg: Alg, quick: boolean): Promise<AlgResult> {
   const live = rows.filter((r): r is Row & { run: () => unknown } => r.run !== undefined);
   // Many short rounds rather than a few long ones: on a shared machine a burst of outside load then lands on
   // one slice of every row instead of on all of one row, and the median discards it.
-  const rounds = quick ? 1 : 9;
+  const rounds = quick ? 1 : 7;
   const sliceMs = quick ? 10 : 60;
   const samples = new Map<RowId, { latency: number[]; cpu: number[]; ops: number[] }>();
   for (const r of live) samples.set(r.id, { latency: [], cpu: [], ops: [] });
@@ -310,7 +310,7 @@ export async function runVerifyGroup(options: { quick: boolean }): Promise<Group
     title: "1. Token verification, per operation",
     method: [
       "One key pair per algorithm (RSA 2048, P-256, Ed25519, a 32-byte HMAC secret) and one token per algorithm, made once; every verifier gets its key in the form it takes pre-imported (KeyObject, CryptoKey, PEM string for fast-jwt and hono's string row).",
-      `Each row is first run once and must accept the token. Then ${options.quick ? 1 : 9} rounds, each round rotating the row order: one-at-a-time latency with tinybench (median of the round), then CPU per op with ${IN_FLIGHT} verifications in flight (process.cpuUsage() across batches of ${IN_FLIGHT} concurrent calls, which counts libuv's thread pool, ÷ ops). Figures are the median over rounds.`,
+      `Each row is first run once and must accept the token. Then ${options.quick ? 1 : 7} rounds, each round rotating the row order: one-at-a-time latency with tinybench (median of the round), then CPU per op with ${IN_FLIGHT} verifications in flight (process.cpuUsage() across batches of ${IN_FLIGHT} concurrent calls, which counts libuv's thread pool, ÷ ops). Figures are the median over rounds.`,
       "The floor checks the signature only (node:crypto one-shot `verify` / `createHmac` + `timingSafeEqual` over the signing input); every real verifier also parses the header and claims.",
       `Ours runs \`createJwtAuth({ verificationKeys: [key], algorithm, authorization: false, cache })\` → \`authenticate({ method, path, headers })\`, i.e. token extraction and auth-state building included; cache on = the package default cache. \`@agent-platform/jwt-rbac\` resolved to \`${resolvedEntry("@agent-platform/jwt-rbac")}\`.`,
     ],
