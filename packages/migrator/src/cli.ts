@@ -1,1 +1,145 @@
-console.log("platform-migrate");
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import postgres from "postgres";
+import { MigratorError } from "./errors.js";
+import { createMigrator } from "./migrator.js";
+import { sqlMigrations } from "./sql-files.js";
+import type { MigrateResult, MigrationStatus } from "./types.js";
+
+const USAGE = `Usage: platform-migrate <command> [options]
+
+Commands:
+  status                 show the current, latest, applied and pending versions
+  up [--to V]            apply pending migrations up to V (default: the latest)
+  down --to V            revert applied migrations above V, newest first
+
+Options:
+  --database-url URL     PostgreSQL connection string (default: $DATABASE_URL)
+  --dir DIR              directory of <version>_<name>.up.sql / .down.sql files (default: ./migrations)
+  --schema NAME          schema the migrations run in (default: public)
+  --table NAME           history table in that schema (default: schema_migrations)
+  --lock-timeout-ms MS   how long to wait for another run's lock (default: 30000)
+  --dry-run              print the plan, change nothing (up, down)
+  --json                 print JSON instead of text
+  -h, --help             show this help`;
+
+/** A mistake on the command line: exit code 2 with the usage text. */
+class UsageError extends Error {}
+
+interface Output {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+async function run(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<number> {
+  let json = argv.includes("--json");
+  try {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        "database-url": { type: "string" },
+        dir: { type: "string", default: "migrations" },
+        schema: { type: "string" },
+        table: { type: "string" },
+        "lock-timeout-ms": { type: "string" },
+        to: { type: "string" },
+        "dry-run": { type: "boolean", default: false },
+        json: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+    json = values.json;
+    if (values.help) {
+      io.out(USAGE);
+      return 0;
+    }
+    const [command, ...extra] = positionals;
+    if (command !== "status" && command !== "up" && command !== "down") {
+      throw new UsageError(command ? `unknown command ${JSON.stringify(command)}` : "missing command");
+    }
+    if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
+    if (command === "down" && values.to === undefined) throw new UsageError("down needs --to <version>");
+    if (command === "status" && (values.to !== undefined || values["dry-run"])) {
+      throw new UsageError("status takes no --to or --dry-run");
+    }
+    const url = values["database-url"] ?? env.DATABASE_URL;
+    if (!url) throw new UsageError("no database: pass --database-url or set DATABASE_URL");
+    const lockTimeoutMs =
+      values["lock-timeout-ms"] === undefined ? undefined : Number(values["lock-timeout-ms"]);
+
+    const dir = resolve(values.dir);
+    const migrations = sqlMigrations(dir);
+    if (migrations.length === 0) throw new UsageError(`no <version>_<name>.up.sql files in ${dir}`);
+    const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
+    try {
+      const migrator = createMigrator({
+        sql,
+        migrations,
+        ...(values.schema === undefined ? {} : { schema: values.schema }),
+        ...(values.table === undefined ? {} : { table: values.table }),
+        ...(lockTimeoutMs === undefined ? {} : { lockTimeoutMs }),
+      });
+      if (command === "status") {
+        const status = await migrator.status();
+        io.out(json ? JSON.stringify(status, null, 2) : formatStatus(status));
+        return 0;
+      }
+      const to = values.to;
+      const dryRun = values["dry-run"];
+      // `up` never reverts and `down` never applies: check the direction on the plan before running it.
+      const plan = await migrator.migrate({ ...(to === undefined ? {} : { to }), dryRun: true });
+      if (plan.direction !== "none" && plan.direction !== command) {
+        throw new UsageError(
+          `${plan.to} is ${command === "up" ? "below" : "above"} the current version ${plan.from}; use ${plan.direction} --to ${plan.to}`,
+        );
+      }
+      const result = dryRun ? plan : await migrator.migrate({ to: plan.to });
+      io.out(json ? JSON.stringify({ ...result, dryRun }, null, 2) : formatResult(result, dryRun));
+      return 0;
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+  } catch (error) {
+    const usage =
+      error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
+    const code = error instanceof MigratorError ? error.code : usage ? "USAGE" : "ERROR";
+    const message = describe(error);
+    if (json) io.err(JSON.stringify({ error: { code, message } }));
+    else io.err(`platform-migrate: ${message}${usage ? `\n\n${USAGE}` : ""}`);
+    return usage ? 2 : 1;
+  }
+}
+
+/** A one-line reason, also for errors whose message is empty (e.g. an AggregateError from connect). */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const nested = error instanceof AggregateError ? error.errors.map(describe).join("; ") : "";
+  const code = (error as { code?: unknown }).code;
+  return error.message || nested || (typeof code === "string" ? code : error.name);
+}
+
+function formatStatus(status: MigrationStatus): string {
+  const lines = [`current: ${status.current ?? "(none)"}`, `latest:  ${status.latest}`];
+  lines.push(status.applied.length ? "applied:" : "applied: (none)");
+  for (const m of status.applied) {
+    lines.push(`  ${m.version}  ${m.name}  ${m.appliedAt.toISOString()}  ${m.executionMs} ms`);
+  }
+  lines.push(status.pending.length ? "pending:" : "pending: (none)");
+  for (const m of status.pending) lines.push(`  ${m.version.replace(/^v/, "")}  ${m.name}`);
+  return lines.join("\n");
+}
+
+function formatResult(result: MigrateResult, dryRun: boolean): string {
+  if (result.direction === "none") return `Already at ${result.to}; nothing to do.`;
+  const verb = result.direction === "up" ? "apply" : "revert";
+  const list = result.applied.join(", ");
+  return dryRun
+    ? `Dry run: would ${verb} ${list} (${result.from ?? "(none)"} -> ${result.to}); nothing changed.`
+    : `Migrated ${result.from ?? "(none)"} -> ${result.to}: ${verb === "apply" ? "applied" : "reverted"} ${list}.`;
+}
+
+process.exitCode = await run(process.argv.slice(2), process.env, {
+  out: (text) => process.stdout.write(`${text}\n`),
+  err: (text) => process.stderr.write(`${text}\n`),
+});

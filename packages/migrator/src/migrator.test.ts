@@ -1,8 +1,14 @@
+import postgres from "postgres";
 import { describe, expect, it } from "vitest";
 import { backends, historyVersions, tableMigration, tablesIn, useFreshSchema } from "../test/support.js";
-import { InvalidVersionError, UnknownVersionError } from "./errors.js";
+import {
+  DuplicateVersionError,
+  InvalidOptionsError,
+  InvalidVersionError,
+  UnknownVersionError,
+} from "./errors.js";
 import { createMigrator } from "./migrator.js";
-import type { MigratorEvent } from "./types.js";
+import type { Migration, MigratorEvent } from "./types.js";
 
 const migrations = [
   tableMigration("1.0.0", "users"),
@@ -127,5 +133,75 @@ describe.each(backends())("migrate() on $kind", ({ current }) => {
     const schema = freshSchema();
     await createMigrator({ sql, migrations, schema, table: "History_Table" }).migrate({ to: "1.0.0" });
     expect(await historyVersions(sql, schema, "History_Table")).toEqual(["1.0.0"]);
+  });
+});
+
+describe.each(backends())("round trips on $kind", ({ current }) => {
+  const freshSchema = useFreshSchema(current);
+  const trivial: Migration[] = Array.from({ length: 200 }, (_, i) => ({
+    version: `1.0.${i}`,
+    name: `t${i}`,
+    up: ({ sql }) => sql`create table ${sql(`t${i}`)} (id int)`,
+  }));
+
+  it("runs 200 migrations with one query each plus a fixed few, and a no-op migrate() in 3", async () => {
+    const schema = freshSchema();
+    const queries: string[] = [];
+    const sql = postgres(current().url, {
+      max: 1,
+      onnotice: () => {},
+      debug: (_c, query) => queries.push(query),
+    });
+    try {
+      await sql`select 1`;
+      const migrator = createMigrator({ sql, migrations: trivial, schema });
+
+      queries.length = 0;
+      expect((await migrator.migrate()).applied).toHaveLength(200);
+      // lock, read, begin, search_path, schema check, create schema, create table, 200 DDL, insert, commit, unlock
+      expect(queries.length).toBeLessThanOrEqual(200 + 10);
+
+      queries.length = 0;
+      expect((await migrator.migrate()).direction).toBe("none");
+      expect(queries).toHaveLength(3);
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+  });
+});
+
+describe("createMigrator options", () => {
+  const sql = postgres({ max: 1 }); // never connects: construction does no I/O
+  const migrations = [tableMigration("1.0.0", "a"), tableMigration("1.1.0", "b")];
+
+  it("rejects duplicate versions, also when they differ only by a leading v", () => {
+    const duplicate = [...migrations, tableMigration("v1.1.0", "again")];
+    expect(() => createMigrator({ sql, migrations: duplicate })).toThrow(DuplicateVersionError);
+    expect(() => createMigrator({ sql, migrations: duplicate })).toThrow(/1\.1\.0 appears more than once/);
+  });
+
+  it("rejects malformed versions in the list", () => {
+    const bad = [...migrations, tableMigration("2.0", "short")];
+    expect(() => createMigrator({ sql, migrations: bad })).toThrow(InvalidVersionError);
+  });
+
+  it.each([
+    ["schema", { schema: 'public"; drop table x; --' }],
+    ["schema", { schema: "a.b" }],
+    ["schema", { schema: "" }],
+    ["table", { table: "1table" }],
+    ["table", { table: "x".repeat(64) }],
+    ["lockTimeoutMs", { lockTimeoutMs: -1 }],
+    ["lockTimeoutMs", { lockTimeoutMs: Number.NaN }],
+  ])("rejects a bad %s before any SQL is built", (option, extra) => {
+    expect(() => createMigrator({ sql, migrations, ...extra })).toThrow(InvalidOptionsError);
+    expect(() => createMigrator({ sql, migrations, ...extra })).toThrow(new RegExp(option));
+  });
+
+  it("rejects an empty list, a missing up and a non-postgres.js sql", () => {
+    expect(() => createMigrator({ sql, migrations: [] })).toThrow(InvalidOptionsError);
+    const noUp = [{ version: "1.0.0", name: "x" }] as unknown as Migration[];
+    expect(() => createMigrator({ sql, migrations: noUp })).toThrow(/needs an up function/);
+    expect(() => createMigrator({ sql: {} as never, migrations })).toThrow(/postgres\.js/);
   });
 });

@@ -1,0 +1,68 @@
+import { execFile, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { DataDirLockedError, startEmbeddedPostgres } from "./embedded.js";
+
+const child = fileURLToPath(new URL("../test/fixtures/embedded-child.ts", import.meta.url));
+const root = mkdtempSync(join(tmpdir(), "migrator-embedded-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+const LOCK_FILE = "agent-platform-embedded.lock";
+
+describe("startEmbeddedPostgres", () => {
+  it("persists to the data directory across restarts and serves postgres.js on loopback", async () => {
+    const dataDir = join(root, "persist");
+    const first = await startEmbeddedPostgres({ dataDir });
+    expect(first.url).toMatch(/^postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres$/);
+    await first.sql`create table kept (note text)`;
+    await first.sql`insert into kept values ('still here')`;
+    await first.stop();
+    await first.stop(); // idempotent
+    expect(existsSync(join(dataDir, LOCK_FILE))).toBe(false);
+
+    const second = await startEmbeddedPostgres({ dataDir });
+    try {
+      expect(await second.sql`select note from kept`).toEqual([{ note: "still here" }]);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it("refuses a data directory another process or this one has open, with a clear message", async () => {
+    const dataDir = join(root, "locked");
+    const running = await startEmbeddedPostgres({ dataDir });
+    try {
+      const again = startEmbeddedPostgres({ dataDir });
+      await expect(again).rejects.toBeInstanceOf(DataDirLockedError);
+      await expect(startEmbeddedPostgres({ dataDir })).rejects.toMatchObject({
+        code: "DATA_DIR_LOCKED",
+        pid: process.pid,
+        message: expect.stringContaining("(this process)"),
+      });
+
+      const result = await promisify(execFile)(process.execPath, ["--import", "tsx", child, dataDir]).catch(
+        (error: { code: number; stdout: string }) => error,
+      );
+      expect(result).toMatchObject({ code: 1 });
+      expect(result.stdout).toContain(`DATA_DIR_LOCKED: The embedded PostgreSQL data directory ${dataDir}`);
+      expect(result.stdout).toContain(`already in use by process ${process.pid}`);
+      // The refused attempts did not disturb the running database.
+      expect(await running.sql`select 1 as one`).toEqual([{ one: 1 }]);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("takes over a lock file left by a process that no longer exists", async () => {
+    const dataDir = join(root, "stale");
+    mkdirSync(dataDir, { recursive: true });
+    const gone = spawnSync(process.execPath, ["-e", "process.exit(0)"]).pid as number;
+    writeFileSync(join(dataDir, LOCK_FILE), String(gone));
+
+    const embedded = await startEmbeddedPostgres({ dataDir });
+    await embedded.stop();
+  });
+});

@@ -1,0 +1,149 @@
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { historyVersions, TEST_DATABASE_URL, tablesIn, useBackend, useFreshSchema } from "./support.js";
+
+const bin = fileURLToPath(new URL("../bin/platform-migrate.js", import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), "migrator-cli-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+writeFileSync(join(dir, "1.0.0_users.up.sql"), "create table users (id int);");
+writeFileSync(join(dir, "1.0.0_users.down.sql"), "drop table users;");
+writeFileSync(join(dir, "1.1.0_sessions.up.sql"), "create table sessions (id int);");
+writeFileSync(join(dir, "1.1.0_sessions.down.sql"), "drop table sessions;");
+writeFileSync(join(dir, "1.2.0_messages.up.sql"), "create table messages (id int);");
+writeFileSync(join(dir, "1.2.0_messages.down.sql"), "drop table messages;");
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { env: { ...process.env, DATABASE_URL: "", ...env } },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
+    );
+  });
+}
+
+beforeAll(() => {
+  if (!existsSync(fileURLToPath(new URL("../dist/cli.js", import.meta.url)))) {
+    throw new Error("dist/cli.js is missing: run `pnpm --filter @agent-platform/migrator build` first");
+  }
+});
+
+describe("platform-migrate without a database", () => {
+  it.each([
+    [[], /missing command/],
+    [["sideways"], /unknown command "sideways"/],
+    [["down", "--dir", dir, "--database-url", "postgres://x@127.0.0.1/x"], /down needs --to <version>/],
+    [["status", "--dir", dir], /no database: pass --database-url or set DATABASE_URL/],
+    [["up", "--bogus"], /Unknown option '--bogus'/],
+  ])("exits 2 with the usage for %j", async (args, message) => {
+    const run = await cli(args);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(message);
+    expect(run.stderr).toContain("Usage: platform-migrate");
+  });
+
+  it("exits 1 with one line, no stack, when the database is unreachable", async () => {
+    const run = await cli(["status", "--dir", dir], { DATABASE_URL: "postgres://postgres@127.0.0.1:1/none" });
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toBe("platform-migrate: connect ECONNREFUSED 127.0.0.1:1");
+  });
+});
+
+describe.skipIf(!TEST_DATABASE_URL)("platform-migrate end to end on real PostgreSQL", () => {
+  const current = useBackend("postgres");
+  const freshSchema = useFreshSchema(current);
+
+  it("shows status, applies up to a version, dry-runs, goes down and back up", async () => {
+    const { sql, url } = current();
+    const schema = freshSchema();
+    const common = ["--dir", dir, "--schema", schema];
+    const env = { DATABASE_URL: url };
+
+    const before = await cli(["status", ...common], env);
+    expect(before).toMatchObject({ code: 0, stderr: "" });
+    expect(before.stdout).toContain("current: (none)");
+    expect(before.stdout).toMatch(
+      /pending:\n {2}1\.0\.0 {2}users\n {2}1\.1\.0 {2}sessions\n {2}1\.2\.0 {2}messages/,
+    );
+
+    const up = await cli(["up", "--to", "v1.1.0", ...common], env);
+    expect(up).toMatchObject({ code: 0, stdout: "Migrated (none) -> 1.1.0: applied 1.0.0, 1.1.0.\n" });
+    expect(await historyVersions(sql, schema)).toEqual(["1.0.0", "1.1.0"]);
+
+    const dryRun = await cli(["up", "--dry-run", "--json", ...common], env);
+    expect(JSON.parse(dryRun.stdout)).toEqual({
+      from: "1.1.0",
+      to: "1.2.0",
+      direction: "up",
+      applied: ["1.2.0"],
+      dryRun: true,
+    });
+    expect(await tablesIn(sql, schema)).not.toContain("messages");
+
+    const status = JSON.parse((await cli(["status", "--json", ...common], { DATABASE_URL: url })).stdout);
+    expect(status).toMatchObject({ current: "1.1.0", latest: "1.2.0", pending: [{ version: "1.2.0" }] });
+    expect(status.applied.map((a: { version: string }) => a.version)).toEqual(["1.0.0", "1.1.0"]);
+
+    const down = await cli(["down", "--to", "1.0.0", "--database-url", url, ...common]);
+    expect(down).toMatchObject({ code: 0, stdout: "Migrated 1.1.0 -> 1.0.0: reverted 1.1.0.\n" });
+    expect(await tablesIn(sql, schema)).toEqual(["schema_migrations", "users"]);
+
+    expect((await cli(["up", ...common], env)).stdout).toBe(
+      "Migrated 1.0.0 -> 1.2.0: applied 1.1.0, 1.2.0.\n",
+    );
+    expect((await cli(["up", ...common], env)).stdout).toBe("Already at 1.2.0; nothing to do.\n");
+  });
+
+  it("refuses up to a version below the current one, and down to one above", async () => {
+    const { url } = current();
+    const schema = freshSchema();
+    const common = ["--dir", dir, "--schema", schema, "--database-url", url];
+    await cli(["up", "--to", "1.1.0", ...common]);
+
+    const up = await cli(["up", "--to", "1.0.0", ...common]);
+    expect(up.code).toBe(2);
+    expect(up.stderr).toContain("1.0.0 is below the current version 1.1.0; use down --to 1.0.0");
+    const down = await cli(["down", "--to", "1.2.0", ...common]);
+    expect(down.code).toBe(2);
+    expect(down.stderr).toContain("1.2.0 is above the current version 1.1.0; use up --to 1.2.0");
+  });
+
+  it("exits 1 with the error code and message, no stack, when a migration fails", async () => {
+    const { sql, url } = current();
+    const schema = freshSchema();
+    const broken = mkdtempSync(join(tmpdir(), "migrator-cli-broken-"));
+    try {
+      writeFileSync(join(broken, "1.0.0_users.up.sql"), "create table users (id int);");
+      writeFileSync(join(broken, "1.1.0_bad.up.sql"), "create table ok (id int); select * from missing;");
+      const common = ["--dir", broken, "--schema", schema, "--database-url", url];
+
+      const text = await cli(["up", ...common]);
+      expect(text.code).toBe(1);
+      expect(text.stderr.trim()).toBe(
+        'platform-migrate: Migration 1.1.0 (bad) failed while running up: relation "missing" does not exist',
+      );
+      const json = await cli(["up", "--json", ...common]);
+      expect(json.code).toBe(1);
+      expect(JSON.parse(json.stderr)).toEqual({
+        error: {
+          code: "MIGRATION_FAILED",
+          message: 'Migration 1.1.0 (bad) failed while running up: relation "missing" does not exist',
+        },
+      });
+      expect(await tablesIn(sql, schema)).toEqual([]);
+    } finally {
+      rmSync(broken, { recursive: true, force: true });
+    }
+  });
+});
