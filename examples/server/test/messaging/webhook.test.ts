@@ -141,6 +141,16 @@ describe.each(BACKENDS)("WhatsApp webhook on %s", (backend) => {
       }
     });
 
+    it("stores a message containing U+0000, which jsonb cannot hold, with U+FFFD instead", async () => {
+      const response = await postDelivery(
+        server.url,
+        delivery([textMessage("wamid.nul", "15550007777", "a\u0000b")]),
+      );
+      expect(await response.json()).toEqual({ status: "accepted", received: 1, duplicates: 0 });
+      await waitFor("the reply", () => graph.accepted().some((r) => r.body.to === "15550007777"));
+      expect(graph.accepted().find((r) => r.body.to === "15550007777")?.body.text?.body).toBe("a\uFFFDb");
+    });
+
     it("treats a status-only delivery as no messages", async () => {
       const payload = {
         object: "whatsapp_business_account",

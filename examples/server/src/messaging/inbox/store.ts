@@ -68,7 +68,7 @@ export class InboxStore {
     const inserted = await this.sql`
       INSERT INTO messaging.inbox (channel, message_id, account_id, sender, message_type, message)
       SELECT ${channel}, m->>'id', m->>'accountId', m->>'from', m->>'type', m
-      FROM jsonb_array_elements(${JSON.stringify(messages)}::text::jsonb) AS m
+      FROM jsonb_array_elements(${JSON.stringify(messages, withoutNul)}::text::jsonb) AS m
       ON CONFLICT (channel, message_id) DO NOTHING
       RETURNING message_id
     `;
@@ -115,7 +115,7 @@ export class InboxStore {
   async saveReply(lease: ClaimedMessage, parts: string[], leaseMs: number): Promise<boolean> {
     return this.updateLeased(
       lease,
-      this.sql`reply_parts = ${JSON.stringify(parts)}::text::jsonb,
+      this.sql`reply_parts = ${JSON.stringify(parts, withoutNul)}::text::jsonb,
                next_attempt_at = now() + ${leaseMs}::double precision * interval '1 millisecond'`,
     );
   }
@@ -177,4 +177,12 @@ interface ClaimRow {
   reply_parts: string[] | null;
   parts_sent: number;
   last_error: string | null;
+}
+
+/**
+ * PostgreSQL's jsonb cannot hold U+0000; a message containing it would be refused with 503 on every
+ * redelivery (and a reply containing it could never be saved), so U+FFFD is stored instead.
+ */
+function withoutNul(_key: string, value: unknown): unknown {
+  return typeof value === "string" ? value.replaceAll("\u0000", "\uFFFD") : value;
 }
