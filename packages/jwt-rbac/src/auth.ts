@@ -1,16 +1,16 @@
 import type { JWTPayload } from "jose";
 import { resolveConfig } from "./config.js";
-import type { AuthError } from "./errors.js";
+import { AuthError } from "./errors.js";
 import type { JwtRbacOptions } from "./options.js";
 import { Authorizer } from "./rbac/authorize.js";
 import { compileRoute, RouteTable } from "./rbac/routes.js";
 import { type ScopeSet, scopeSet } from "./rbac/scopes.js";
-import { type AuthState, anonymousState, type Identity, identityFrom, NO_IDS } from "./state.js";
+import { type AuthState, anonymousState, identityFrom, NO_IDS } from "./state.js";
 import { TokenCache } from "./token/cache.js";
 import { type KeyRing, loadKeyRing } from "./token/keys.js";
 import { type HeadersInput, resolveToken } from "./token/resolve.js";
 import type { Platform } from "./token/signature-types.js";
-import { TokenVerifier } from "./token/verify.js";
+import { TokenVerifier, type VerifyResult } from "./token/verify.js";
 
 /** The framework-free view of a request. */
 export interface AuthRequest {
@@ -37,9 +37,12 @@ export interface JwtAuth<C extends object = JWTPayload> {
   readonly verifier: string;
 }
 
-interface CachedToken {
-  readonly identity: Identity;
-  readonly held: ScopeSet;
+/** What a verified token yields, built once and then shared by every request carrying that token. */
+interface VerifiedToken {
+  /** `{ ok: true, state }` with no listing ids: the answer for most routes, reused as is. */
+  readonly result: { readonly ok: true; readonly state: AuthState };
+  /** Parsed scopes, only when authorization is on. */
+  readonly held: ScopeSet | undefined;
 }
 
 /** `createJwtAuth` on a given platform (the public entry points bind the runtime's own). */
@@ -50,8 +53,8 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
   const config = resolveConfig(options, platform);
   const { logger } = config;
   const cache =
-    config.cache === false ? undefined : new TokenCache<CachedToken>(config.cache.max, config.cache.ttlMs);
-  const verifier = new TokenVerifier(config, platform.verifier, logger, () => cache?.clear());
+    config.cache === false ? undefined : new TokenCache<VerifiedToken>(config.cache.max, config.cache.ttlMs);
+  const verifier = new TokenVerifier(config, platform, logger, () => cache?.clear());
   const excluded = new RouteTable(config.excludedRoutePaths.map((path) => compileRoute(path, true, false)));
   const authorizer = config.authorization ? new Authorizer(config) : undefined;
   const anonymous: AuthResult<C> = { ok: true, state: anonymousState(config.authorization) };
@@ -63,22 +66,49 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     keys = ring;
   });
 
-  async function verifyToken(token: string, nowMs: number): Promise<CachedToken | AuthError> {
-    const ring = keys ?? (await loading);
-    const verified = await verifier.verify(token, ring, nowMs / 1000);
-    if (!("payload" in verified)) return verified;
-    const identity = identityFrom(token, verified.payload, config);
-    const entry: CachedToken = { identity, held: scopeSet(identity.scopes, config.adminScope) };
+  function toVerifiedToken(token: string, payload: Record<string, unknown>, nowMs: number): VerifiedToken {
+    const identity = identityFrom(token, payload, config);
+    // Shared by every request with this token: typed readonly, and never mutated here.
+    const state: AuthState = {
+      ...identity,
+      authorizationEnabled: config.authorization,
+      accessibleResourceIds: NO_IDS,
+    };
+    const entry: VerifiedToken = {
+      result: { ok: true, state },
+      held: authorizer === undefined ? undefined : scopeSet(identity.scopes, config.adminScope),
+    };
     if (cache !== undefined) {
-      const exp = verified.payload.exp;
-      cache.set(
-        token,
-        entry,
-        nowMs,
-        config.validate && typeof exp === "number" ? exp * 1000 + toleranceMs : undefined,
-      );
+      const exp = payload.exp;
+      const notAfter = config.validate && typeof exp === "number" ? exp * 1000 + toleranceMs : undefined;
+      cache.set(token, entry, nowMs, notAfter);
     }
     return entry;
+  }
+
+  function settle(token: string, verified: VerifyResult, nowMs: number): VerifiedToken | AuthError {
+    return verified instanceof AuthError ? verified : toVerifiedToken(token, verified.payload, nowMs);
+  }
+
+  /** Synchronous whenever the keys are loaded and the verifier is synchronous (node:crypto). */
+  function verifyToken(
+    token: string,
+    nowMs: number,
+  ): VerifiedToken | AuthError | Promise<VerifiedToken | AuthError> {
+    if (keys === undefined) {
+      return loading.then(async (ring) =>
+        settle(token, await verifier.verify(token, ring, nowMs / 1000), nowMs),
+      );
+    }
+    const verified = verifier.verify(token, keys, nowMs / 1000);
+    return verified instanceof Promise
+      ? verified.then((result) => settle(token, result, nowMs))
+      : settle(token, verified, nowMs);
+  }
+
+  function refuse(method: string, error: AuthError): AuthResult<C> {
+    logger.debug(`jwt-rbac: ${method} refused: ${error.reason}`);
+    return { ok: false, error };
   }
 
   return {
@@ -95,23 +125,20 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
       if (typeof token !== "string") return { ok: false, error: token };
 
       const nowMs = Date.now();
-      const entry = cache?.get(token, nowMs) ?? (await verifyToken(token, nowMs));
-      if (!("identity" in entry)) {
-        logger.debug(`jwt-rbac: ${method} refused: ${entry.reason}`);
-        return { ok: false, error: entry };
-      }
+      let entry: VerifiedToken | AuthError | Promise<VerifiedToken | AuthError> | undefined = cache?.get(
+        token,
+        nowMs,
+      );
+      if (entry === undefined) entry = verifyToken(token, nowMs);
+      if (entry instanceof Promise) entry = await entry;
+      if (entry instanceof AuthError) return refuse(method, entry);
 
-      let accessibleResourceIds = NO_IDS;
-      if (authorizer !== undefined) {
-        const allowed = authorizer.authorize(method, request.path, entry.held);
-        if (!(allowed instanceof Set)) {
-          logger.debug(`jwt-rbac: ${method} refused: ${(allowed as AuthError).reason}`);
-          return { ok: false, error: allowed as AuthError };
-        }
-        accessibleResourceIds = allowed;
-      }
-      const state = { ...entry.identity, authorizationEnabled: config.authorization, accessibleResourceIds };
-      return { ok: true, state: state as unknown as AuthState<C> };
+      if (authorizer === undefined) return entry.result as AuthResult<C>;
+      const allowed = authorizer.authorize(method, request.path, entry.held as ScopeSet);
+      if (allowed instanceof AuthError) return refuse(method, allowed);
+      if (allowed === NO_IDS) return entry.result as AuthResult<C>;
+      const state = { ...entry.result.state, accessibleResourceIds: allowed };
+      return { ok: true, state: state as AuthState<C> };
     },
   };
 }

@@ -1,4 +1,5 @@
 import { JwtRbacConfigError } from "./errors.js";
+import { portableBase64Url } from "./token/base64url.js";
 import { webCryptoVerifier } from "./token/signature.js";
 import type { Platform } from "./token/signature-types.js";
 
@@ -8,6 +9,7 @@ import type { Platform } from "./token/signature-types.js";
  */
 export const platform: Platform = {
   verifier: webCryptoVerifier,
+  base64Url: portableBase64Url,
   readJwksFile(path: string): unknown {
     throw new JwtRbacConfigError(
       `jwksFile ("${path}") needs Node.js file access; on this runtime pass the JWKS inline with \`jwks\``,

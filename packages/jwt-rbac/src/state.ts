@@ -84,7 +84,7 @@ function pick(payload: Record<string, unknown>, names: readonly string[]): Reado
   if (names.length === 0) return EMPTY;
   const picked: Record<string, unknown> = {};
   for (const name of names) if (Object.hasOwn(payload, name)) picked[name] = payload[name];
-  return Object.freeze(picked);
+  return picked;
 }
 
 /** The token-dependent part of the state, built once per verified token (and cached with it). */
@@ -98,10 +98,10 @@ export function identityFrom(token: string, payload: Record<string, unknown>, na
     authenticated: true,
     userId: stringClaim(payload[names.userIdClaim]),
     sessionId: stringClaim(payload[names.sessionIdClaim]),
-    scopes: Object.freeze(scopesFrom(payload[names.scopesClaim])),
+    scopes: scopesFrom(payload[names.scopesClaim]),
     audience: audienceFrom(payload[names.audienceClaim]),
     token,
-    claims: Object.freeze(payload),
+    claims: payload,
     dependencies: pick(payload, names.dependenciesClaims),
     sessionState: pick(payload, names.sessionStateClaims),
   };

@@ -1,9 +1,11 @@
 import type { Platform } from "../token/signature-types.js";
+import { nodeBase64Url } from "./base64url.js";
 import { readJwksFile } from "./jwks-file.js";
 import { nodeCryptoVerifier } from "./signature.js";
 
 /** The Node platform: node:crypto one-shot verification and JWKS files. Swapped in by the `node` build. */
 export const platform: Platform = {
   verifier: nodeCryptoVerifier,
+  base64Url: nodeBase64Url,
   readJwksFile,
 };

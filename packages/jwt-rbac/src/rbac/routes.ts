@@ -139,32 +139,38 @@ export class RouteTable<T> {
   }
 
   #matchIn(root: TrieNode<T> | undefined, segments: readonly string[]): RouteMatch<T> | undefined {
-    if (root === undefined) return undefined;
-    let best: RouteMatch<T> | undefined;
-    const params: string[] = [];
-    const consider = (route: CompiledRoute<T> | undefined) => {
-      if (route !== undefined && (best === undefined || moreSpecific(route, best.route))) {
-        best = { route, params: params.slice() };
-      }
-    };
-    const walk = (node: TrieNode<T>, index: number): void => {
-      consider(node.rest);
-      if (index === segments.length) {
-        consider(node.exact);
-        return;
-      }
-      const segment = segments[index] as string;
-      const literal = node.literals.get(segment);
-      if (literal !== undefined) walk(literal, index + 1);
-      if (node.wildcard !== undefined && segment !== "") {
-        params.push(segment);
-        walk(node.wildcard, index + 1);
-        params.pop();
-      }
-    };
-    walk(root, 0);
-    return best;
+    return root === undefined ? undefined : walk(root, segments, 0, [], undefined);
   }
+}
+
+function better<T>(
+  route: CompiledRoute<T> | undefined,
+  params: readonly string[],
+  best: RouteMatch<T> | undefined,
+): RouteMatch<T> | undefined {
+  return route !== undefined && (best === undefined || moreSpecific(route, best.route))
+    ? { route, params: params.slice() }
+    : best;
+}
+
+function walk<T>(
+  node: TrieNode<T>,
+  segments: readonly string[],
+  index: number,
+  params: string[],
+  found: RouteMatch<T> | undefined,
+): RouteMatch<T> | undefined {
+  let best = better(node.rest, params, found);
+  if (index === segments.length) return better(node.exact, params, best);
+  const segment = segments[index] as string;
+  const literal = node.literals.get(segment);
+  if (literal !== undefined) best = walk(literal, segments, index + 1, params, best);
+  if (node.wildcard !== undefined && segment !== "") {
+    params.push(segment);
+    best = walk(node.wildcard, segments, index + 1, params, best);
+    params.pop();
+  }
+  return best;
 }
 
 /** Compiles `"<METHOD> <path>"` keys of a mapping into a table. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { decodeBase64Url, decodeBase64UrlText } from "./base64url.js";
+import { nodeBase64Url } from "../node/base64url.js";
+import { decodeBase64Url, decodeBase64UrlText, portableBase64Url } from "./base64url.js";
 
 const encode = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64url");
 
@@ -31,5 +32,37 @@ describe("decodeBase64Url", () => {
     expect(decodeBase64UrlText(text, 0, text.length)).toBe('{"n":"é"}');
     const bad = encode(Uint8Array.of(0xff, 0xfe));
     expect(decodeBase64UrlText(bad, 0, bad.length)).toBeUndefined();
+  });
+});
+
+describe("codecs agree", () => {
+  const inputs = [
+    "",
+    "QQ",
+    "QUI",
+    "QUJD",
+    "aGVsbG8",
+    "aGVsbG9",
+    "aGVsbG8=",
+    "a+/b",
+    "aGVsb",
+    "w6k",
+    "__-_",
+    "_w",
+    "__8",
+    "é",
+  ];
+  it.each(inputs)("%j", (input) => {
+    for (const method of ["bytes", "text"] as const) {
+      const portable = portableBase64Url[method](input, 0, input.length);
+      const native = nodeBase64Url[method](input, 0, input.length);
+      expect(
+        native === undefined
+          ? undefined
+          : method === "bytes"
+            ? Uint8Array.from(native as Uint8Array)
+            : native,
+      ).toEqual(portable);
+    }
   });
 });

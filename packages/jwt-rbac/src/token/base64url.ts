@@ -51,6 +51,27 @@ export function decodeBase64Url(input: string, start = 0, end = input.length): U
   return out;
 }
 
+/** Whether `input[start, end)` is canonical base64url, the check every codec runs first. */
+export function isBase64Url(input: string, start: number, end: number): boolean {
+  const remainder = (end - start) % 4;
+  if (remainder === 1) return false;
+  let last = 0;
+  for (let i = start; i < end; i++) {
+    last = sextet(input, i);
+    if (last > 63) return false;
+  }
+  // Non-zero trailing bits would let two strings decode to the same bytes.
+  if (remainder === 2) return (last & 0x0f) === 0;
+  if (remainder === 3) return (last & 0x03) === 0;
+  return true;
+}
+
+/** base64url -> bytes / UTF-8 text. Runtimes may bring a native one; all must accept exactly `isBase64Url`. */
+export interface Base64UrlCodec {
+  bytes(input: string, start: number, end: number): Uint8Array | undefined;
+  text(input: string, start: number, end: number): string | undefined;
+}
+
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** Decodes base64url to a UTF-8 string; `undefined` on bad base64url or bad UTF-8. */
@@ -72,3 +93,5 @@ export function decodeBase64UrlText(input: string, start: number, end: number): 
     return undefined;
   }
 }
+
+export const portableBase64Url: Base64UrlCodec = { bytes: decodeBase64Url, text: decodeBase64UrlText };

@@ -1,4 +1,4 @@
-import { decodeBase64Url, decodeBase64UrlText } from "./base64url.js";
+import type { Base64UrlCodec } from "./base64url.js";
 
 /** The protected header fields the verifier looks at. Everything else (jwk, jku, x5u, x5c, ...) is ignored. */
 export interface JwsHeader {
@@ -31,22 +31,38 @@ function parseObject(text: string | undefined): Record<string, unknown> | undefi
     : undefined;
 }
 
+// Issuers sign with a handful of distinct headers ({alg, kid, typ}); decoding each once saves a base64
+// decode and a JSON.parse per token. Bounded: cleared when full, so hostile headers cannot grow it.
+const HEADER_CACHE_MAX = 64;
+const headerCache = new Map<string, JwsHeader>();
+
+function decodeHeader(segment: string, codec: Base64UrlCodec): JwsHeader | undefined {
+  const cached = headerCache.get(segment);
+  if (cached !== undefined) return cached;
+  const header = parseObject(codec.text(segment, 0, segment.length));
+  if (header === undefined || typeof header.alg !== "string") return undefined;
+  if (header.kid !== undefined && typeof header.kid !== "string") return undefined;
+  if (headerCache.size >= HEADER_CACHE_MAX) headerCache.clear();
+  const frozen = Object.freeze(header) as JwsHeader;
+  headerCache.set(segment, frozen);
+  return frozen;
+}
+
 /**
  * Splits and decodes a compact JWS (exactly three non-empty-header base64url parts, JSON object header
  * and payload). Verifies nothing; the one decoder shared by every verifier.
  */
-export function decodeJws(token: string): DecodedJws | DecodeFailure {
+export function decodeJws(token: string, codec: Base64UrlCodec): DecodedJws | DecodeFailure {
   const first = token.indexOf(".");
   if (first <= 0) return "malformed";
   const second = token.indexOf(".", first + 1);
   if (second < 0 || token.indexOf(".", second + 1) >= 0) return "malformed";
 
-  const header = parseObject(decodeBase64UrlText(token, 0, first));
-  if (header === undefined || typeof header.alg !== "string") return "malformed";
-  if (header.kid !== undefined && typeof header.kid !== "string") return "malformed";
-  const payload = parseObject(decodeBase64UrlText(token, first + 1, second));
+  const header = decodeHeader(token.slice(0, first), codec);
+  if (header === undefined) return "malformed";
+  const payload = parseObject(codec.text(token, first + 1, second));
   if (payload === undefined) return "malformed";
-  const signature = decodeBase64Url(token, second + 1);
+  const signature = codec.bytes(token, second + 1, token.length);
   if (signature === undefined) return "malformed";
   return { header: header as JwsHeader, payload, signingInputEnd: second, signature };
 }

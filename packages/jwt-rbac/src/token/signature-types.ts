@@ -1,4 +1,5 @@
 import type { JwtAlgorithm } from "../options.js";
+import type { Base64UrlCodec } from "./base64url.js";
 
 /** A verification key imported once at construction, bound to one algorithm. */
 export interface ImportedKey {
@@ -27,6 +28,7 @@ export interface SignatureVerifier<PreparedKey = unknown> {
 /** What the runtime provides to the core. */
 export interface Platform {
   readonly verifier: SignatureVerifier;
+  readonly base64Url: Base64UrlCodec;
   /** Reads and parses a JWKS file synchronously; throws a JwtRbacConfigError when it cannot. */
   readJwksFile(path: string): unknown;
 }
