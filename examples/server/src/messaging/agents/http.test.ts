@@ -1,0 +1,82 @@
+import { once } from "node:events";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DeliveryError } from "../errors.js";
+import type { AgentMessage } from "./agent.js";
+import { createHttpAgent } from "./http.js";
+
+const message: AgentMessage = {
+  channel: "whatsapp",
+  from: "491",
+  text: "hi",
+  type: "text",
+  sessionId: "whatsapp:1:491",
+  raw: { id: "m" },
+};
+
+describe("createHttpAgent", () => {
+  let server: Server;
+  let url: string;
+  let reply: { status: number; body: string } = { status: 200, body: "{}" };
+  let received: unknown;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      req.on("end", () => {
+        received = JSON.parse(body);
+        res.writeHead(reply.status, { "content-type": "application/json" }).end(reply.body);
+      });
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/agent`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  const call = () => createHttpAgent(url, 2_000)(message);
+  const failure = async () => {
+    const error = await call().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(DeliveryError);
+    return error as DeliveryError;
+  };
+
+  it("posts the message as JSON and returns its {text}", async () => {
+    reply = { status: 200, body: '{"text":"hello back"}' };
+    expect(await call()).toEqual({ text: "hello back" });
+    expect(received).toEqual(message);
+  });
+
+  it.each([
+    ["204", { status: 204, body: "" }],
+    ["a null text", { status: 200, body: '{"text":null}' }],
+    ["an empty text", { status: 200, body: '{"text":""}' }],
+  ])("means no reply on %s", async (_, answer) => {
+    reply = answer;
+    expect(await call()).toBeNull();
+  });
+
+  it.each([500, 503, 429])("retries on %i", async (status) => {
+    reply = { status, body: "busy" };
+    expect(await failure()).toMatchObject({ code: "AGENT_FAILED", retryable: true });
+  });
+
+  it.each([400, 404])("does not retry on %i", async (status) => {
+    reply = { status, body: "no" };
+    expect(await failure()).toMatchObject({ code: "AGENT_FAILED", retryable: false });
+  });
+
+  it("does not retry an answer that is not {text}", async () => {
+    reply = { status: 200, body: '{"text":42}' };
+    expect(await failure()).toMatchObject({ retryable: false });
+  });
+
+  it("retries when the runtime is unreachable", async () => {
+    const error = await createHttpAgent("http://127.0.0.1:9/agent", 2_000)(message).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "AGENT_FAILED", retryable: true });
+  });
+});

@@ -1,0 +1,75 @@
+import { once } from "node:events";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DeliveryError } from "../errors.js";
+import { createWhatsAppChannel } from "./channel.js";
+
+describe("WhatsApp channel send", () => {
+  let server: Server;
+  let status = 200;
+  let seen: { url: string | undefined; headers: IncomingHttpHeaders; body: unknown } | undefined;
+  let channel: ReturnType<typeof createWhatsAppChannel>;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      req.on("end", () => {
+        seen = { url: req.url, headers: req.headers, body: JSON.parse(body) };
+        res
+          .writeHead(status, { "content-type": "application/json" })
+          .end(JSON.stringify(status < 300 ? { messages: [{ id: "x" }] } : { error: { message: "nope" } }));
+      });
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    channel = createWhatsAppChannel({
+      verifyToken: "v",
+      appSecret: "s",
+      accessToken: "access",
+      phoneNumberId: "1",
+      apiBaseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v25.0/`,
+      apiTimeoutMs: 2_000,
+    });
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it("posts a text message from the receiving number with the access token", async () => {
+    status = 200;
+    await channel.send({ accountId: "555", to: "491", text: "hello" });
+    expect(seen?.url).toBe("/v25.0/555/messages");
+    expect(seen?.headers.authorization).toBe("Bearer access");
+    expect(seen?.body).toEqual({
+      messaging_product: "whatsapp",
+      recipient_type: "individual",
+      to: "491",
+      type: "text",
+      text: { preview_url: false, body: "hello" },
+    });
+  });
+
+  it.each([
+    [500, true],
+    [502, true],
+    [429, true],
+    [400, false],
+    [401, false],
+    [404, false],
+  ])("classifies a %i as retryable: %s, with the Graph API's message", async (code, retryable) => {
+    status = code;
+    const error = await channel.send({ accountId: "1", to: "2", text: "x" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DeliveryError);
+    expect(error).toMatchObject({
+      code: "SEND_FAILED",
+      retryable,
+      message: `Graph API answered ${code}: nope`,
+    });
+  });
+
+  it("names the session by phone number id and sender", () => {
+    expect(channel.sessionId({ accountId: "123", from: "491" })).toBe("whatsapp:123:491");
+  });
+});

@@ -1,0 +1,102 @@
+import pino from "pino";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { AgentHandler } from "../../src/messaging/agents/agent.js";
+import type { InboundMessage } from "../../src/messaging/channel.js";
+import { migrateInbox } from "../../src/messaging/inbox/schema.js";
+import { InboxStore } from "../../src/messaging/inbox/store.js";
+import { InboxWorker } from "../../src/messaging/inbox/worker.js";
+import { createWhatsAppChannel } from "../../src/messaging/whatsapp/channel.js";
+import { connect, DATABASES, type TestDatabase } from "./support/database.js";
+import { type GraphStub, startGraphStub, waitFor } from "./support/graph-stub.js";
+
+const logger = pino({ level: "silent" });
+
+function message(id: string): InboundMessage {
+  return { id, accountId: "1", from: `49${id}`, type: "text", text: id, supported: true, raw: { id } };
+}
+
+describe.each(DATABASES)("inbox worker on $name", ({ fresh }) => {
+  let database: TestDatabase;
+  let graph: GraphStub;
+  let sql: ReturnType<typeof connect>;
+  let store: InboxStore;
+
+  beforeEach(async () => {
+    database = await fresh();
+    graph = await startGraphStub();
+    sql = connect(database);
+    store = new InboxStore(sql, () => migrateInbox(sql, logger));
+  });
+  afterEach(async () => {
+    await sql.end();
+    await graph.close();
+    await database.drop();
+  });
+
+  function worker(agent: AgentHandler, concurrency: number) {
+    return new InboxWorker({
+      store,
+      channel: createWhatsAppChannel({
+        verifyToken: undefined,
+        appSecret: "s",
+        accessToken: "a",
+        phoneNumberId: "1",
+        apiBaseUrl: graph.url,
+        apiTimeoutMs: 2_000,
+      }),
+      agent,
+      logger,
+      concurrency,
+      pollMs: 50,
+      startDelayMs: 0,
+      maxAttempts: 3,
+      retryBaseMs: 10,
+      retryMaxMs: 10,
+      leaseMs: 60_000,
+    });
+  }
+
+  it("keeps at most `concurrency` messages in flight, and stop() waits for them", async () => {
+    await store.insert("whatsapp", ["a", "b", "c", "d", "e"].map(message));
+    let inFlight = 0;
+    let peak = 0;
+    const releases: (() => void)[] = [];
+    const agent: AgentHandler = async (m) => {
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      await new Promise<void>((resolve) => releases.push(resolve));
+      inFlight--;
+      return { text: m.text };
+    };
+    const running = worker(agent, 2);
+    running.start();
+    await waitFor("two messages in flight", () => releases.length === 2);
+    let stopped = false;
+    const stopping = running.stop().then(() => {
+      stopped = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(stopped).toBe(false);
+    for (const release of releases) release();
+    await stopping;
+    expect(peak).toBe(2);
+    expect(graph.accepted()).toHaveLength(2);
+    // The two in flight were finished; nothing else was claimed after stop().
+    expect(await store.list("whatsapp", "done", 10)).toHaveLength(2);
+    expect(await store.list("whatsapp", "pending", 10)).toHaveLength(3);
+  });
+
+  it("retries a message whose agent threw and answers it", async () => {
+    await store.insert("whatsapp", [message("flaky")]);
+    let calls = 0;
+    const running = worker(async (m) => {
+      calls++;
+      if (calls === 1) throw new Error("agent crashed");
+      return { text: m.text };
+    }, 1);
+    running.start();
+    await waitFor("the reply", () => graph.accepted().length === 1);
+    await running.stop();
+    expect(calls).toBe(2);
+  });
+});
