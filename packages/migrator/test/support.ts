@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
-import { afterAll, afterEach, beforeAll } from "vitest";
+import { afterAll, afterEach, beforeAll, inject } from "vitest";
 import { type EmbeddedPostgres, startEmbeddedPostgres } from "../src/embedded.js";
 import type { Migration } from "../src/types.js";
 
@@ -39,6 +39,7 @@ export function useBackend(kind: Backend["kind"]): () => Backend {
   beforeAll(async () => {
     if (kind === "pglite") {
       dataDir = mkdtempSync(join(tmpdir(), "migrator-test-"));
+      cpSync(inject("pgliteTemplate"), dataDir, { recursive: true });
       // Two clients: the file's own `sql` plus one child process at a time.
       embedded = await startEmbeddedPostgres({ dataDir, maxConnections: 2 });
       backend = { kind, sql: embedded.sql, url: embedded.url };
