@@ -48,17 +48,17 @@ describe.each(DATABASES)("inbox store on $name", ({ fresh }) => {
 
   it("does not hand out a leased row, reclaims it after the lease expires, and ignores the old lease", async () => {
     await store.insert("whatsapp", [message("leased")]);
-    const [first] = await store.claim(10, 300);
+    const [first] = await store.claim("whatsapp", 10, 300);
     expect(first).toMatchObject({ messageId: "leased", attempts: 1, replyParts: null, partsSent: 0 });
-    expect(await store.claim(10, 300)).toEqual([]);
+    expect(await store.claim("whatsapp", 10, 300)).toEqual([]);
     await new Promise((resolve) => setTimeout(resolve, 400));
-    const [second] = await store.claim(10, 60_000);
+    const [second] = await store.claim("whatsapp", 10, 60_000);
     expect(second).toMatchObject({ messageId: "leased", attempts: 2 });
     if (!first || !second) return;
     expect(await store.markDone(first)).toBe(false);
     expect(await store.markPartsSent(first, 1, 1000)).toBe(false);
     expect(await store.markDone(second)).toBe(true);
-    expect(await store.claim(10, 300)).toEqual([]);
+    expect(await store.claim("whatsapp", 10, 300)).toEqual([]);
     expect(await store.list("whatsapp", "done", 10)).toEqual([
       expect.objectContaining({ message_id: "leased" }),
     ]);
@@ -66,21 +66,29 @@ describe.each(DATABASES)("inbox store on $name", ({ fresh }) => {
 
   it("keeps the saved reply and sent parts for the next attempt", async () => {
     await store.insert("whatsapp", [message("progress")]);
-    const [claimed] = await store.claim(1, 60_000);
+    const [claimed] = await store.claim("whatsapp", 1, 60_000);
     if (!claimed) throw new Error("nothing claimed");
     expect(await store.saveReply(claimed, ["one", "two"], 60_000)).toBe(true);
     expect(await store.markPartsSent(claimed, 1, 60_000)).toBe(true);
     expect(await store.retryLater(claimed, "boom", 0)).toBe(true);
-    const [again] = await store.claim(1, 60_000);
+    const [again] = await store.claim("whatsapp", 1, 60_000);
     expect(again).toMatchObject({ replyParts: ["one", "two"], partsSent: 1, lastError: "boom", attempts: 2 });
+  });
+
+  it("hands a worker only its own channel's rows", async () => {
+    await store.insert("telegram", [message("elsewhere")]);
+    expect(await store.claim("whatsapp", 10, 60_000)).toEqual([]);
+    expect(await store.claim("telegram", 10, 60_000)).toEqual([
+      expect.objectContaining({ messageId: "elsewhere" }),
+    ]);
   });
 
   it("does not hand out a row before its retry time", async () => {
     await store.insert("whatsapp", [message("later")]);
-    const [claimed] = await store.claim(1, 60_000);
+    const [claimed] = await store.claim("whatsapp", 1, 60_000);
     if (!claimed) throw new Error("nothing claimed");
     await store.retryLater(claimed, "try later", 60_000);
-    expect(await store.claim(1, 60_000)).toEqual([]);
+    expect(await store.claim("whatsapp", 1, 60_000)).toEqual([]);
     expect(await store.list("whatsapp", "pending", 10)).toEqual([
       expect.objectContaining({ message_id: "later", last_error: "try later", attempts: 1 }),
     ]);
@@ -100,7 +108,10 @@ describe.skipIf(!TEST_DATABASE_URL)("inbox store on PostgreSQL with concurrent w
         stores.map(async (store) => {
           const mine: string[] = [];
           for (;;) {
-            const batch = await Promise.all([store.claim(7, 60_000), store.claim(7, 60_000)]);
+            const batch = await Promise.all([
+              store.claim("whatsapp", 7, 60_000),
+              store.claim("whatsapp", 7, 60_000),
+            ]);
             const rows = batch.flat();
             if (rows.length === 0) return mine;
             mine.push(...rows.map((row) => row.messageId));

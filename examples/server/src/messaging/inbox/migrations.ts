@@ -33,9 +33,9 @@ export const inboxMigrations: readonly Migration[] = [
           updated_at      timestamptz NOT NULL DEFAULT now(),
           PRIMARY KEY (channel, message_id)
         );
-        CREATE INDEX inbox_due_idx ON messaging.inbox (next_attempt_at)
+        CREATE INDEX inbox_due_idx ON messaging.inbox (channel, next_attempt_at)
           WHERE status IN ('pending', 'processing');
-        CREATE INDEX inbox_status_idx ON messaging.inbox (status, received_at);
+        CREATE INDEX inbox_status_idx ON messaging.inbox (channel, status, received_at);
       `);
     },
     async down({ sql }) {

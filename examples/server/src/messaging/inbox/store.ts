@@ -76,10 +76,10 @@ export class InboxStore {
   }
 
   /**
-   * Leases up to `limit` due rows: pending rows whose retry time has come and processing rows whose lease
+   * Leases up to `limit` due rows of `channel`: pending rows whose retry time has come and processing rows whose lease
    * expired (their worker died). SKIP LOCKED lets concurrent workers take disjoint rows without waiting.
    */
-  async claim(limit: number, leaseMs: number): Promise<ClaimedMessage[]> {
+  async claim(channel: string, limit: number, leaseMs: number): Promise<ClaimedMessage[]> {
     await this.ready();
     const rows = await this.sql<ClaimRow[]>`
       UPDATE messaging.inbox AS i
@@ -90,7 +90,7 @@ export class InboxStore {
           updated_at = now()
       FROM (
         SELECT channel, message_id FROM messaging.inbox
-        WHERE status IN ('pending', 'processing') AND next_attempt_at <= now()
+        WHERE channel = ${channel} AND status IN ('pending', 'processing') AND next_attempt_at <= now()
         ORDER BY next_attempt_at
         LIMIT ${limit}
         FOR UPDATE SKIP LOCKED

@@ -61,14 +61,14 @@ export class InboxWorker {
   }
 
   private async run(): Promise<void> {
-    const { store, logger, concurrency, pollMs, leaseMs } = this.options;
+    const { store, channel, logger, concurrency, pollMs, leaseMs } = this.options;
     let claimFailures = 0;
     while (!this.stopping) {
       const free = concurrency - this.inFlight.size;
       if (free > 0) {
         let claimed: ClaimedMessage[];
         try {
-          claimed = await store.claim(free, leaseMs);
+          claimed = await store.claim(channel.name, free, leaseMs);
           claimFailures = 0;
         } catch (error) {
           claimFailures++;
