@@ -55,7 +55,10 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
   const cache =
     config.cache === false ? undefined : new TokenCache<VerifiedToken>(config.cache.max, config.cache.ttlMs);
   const verifier = new TokenVerifier(config, platform, logger, () => cache?.clear());
-  const excluded = new RouteTable(config.excludedRoutePaths.map((path) => compileRoute(path, true, false)));
+  const excluded = new RouteTable(
+    config.excludedRoutePaths.map((path) => compileRoute(path, true, false)),
+    { caseSensitive: config.caseSensitiveRoutes },
+  );
   const authorizer = config.authorization ? new Authorizer(config) : undefined;
   const anonymous: AuthResult<C> = { ok: true, state: anonymousState(config.authorization) };
   const toleranceMs = config.clockTolerance * 1000;

@@ -41,6 +41,7 @@ export interface ResolvedConfig extends ClaimNames {
   readonly cache: CacheOptions | false;
   readonly logger: JwtRbacLogger;
   readonly maxTokenLength: number;
+  readonly caseSensitiveRoutes: boolean;
 }
 
 const TOKEN_SOURCES: ReadonlySet<string> = new Set(Object.values(TokenSource));
@@ -207,6 +208,7 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
     unmappedRoutes,
     cache: resolveCache(options.cache),
     logger,
+    caseSensitiveRoutes: options.caseSensitiveRoutes ?? true,
     maxTokenLength: positiveInteger(options.maxTokenLength ?? DEFAULT_MAX_TOKEN_LENGTH, "maxTokenLength"),
   };
 }

@@ -82,6 +82,11 @@ export interface JwtRbacOptions {
   unmappedRoutes?: "allow" | "deny";
   cache?: Partial<CacheOptions> | false;
   logger?: JwtRbacLogger;
+  /**
+   * Whether route literals match case-sensitively. Default `true`, except in the Express adapter, where
+   * it defaults to `false` as Express routing does, so `/AGENTS` meets the `/agents` mappings.
+   */
+  caseSensitiveRoutes?: boolean;
   /** Longest accepted token, in characters; longer ones are refused before any decoding. Default 16384. */
   maxTokenLength?: number;
 }

@@ -67,7 +67,7 @@ describe.each([
     expect(await forbidden.json()).toEqual({ mine: true, code: "FORBIDDEN", reason: "insufficient_scope" });
   });
 
-  it("lower-cases the path when the app routes case-insensitively, so /AGENTS cannot skip the mapping", async () => {
+  it("matches case-insensitively like Express routers, so /AGENTS cannot skip the mapping", async () => {
     const token = await sign({ sub: "u1", scopes: ["agents:a2:read"] }, "HS256", keys.hsSecret);
     const response = await fetch(`${url}/api/AGENTS/a1`, { headers: { authorization: `Bearer ${token}` } });
     expect(response.status).toBe(403);

@@ -23,19 +23,17 @@ export type ExpressJwtRbacMiddleware<C extends object = JWTPayload> = RequestHan
 };
 
 /**
- * Express 4 and 5 middleware: sets `req.auth`. Paths are relative to where it is mounted; when the app
- * routes case-insensitively (the Express default) they are lower-cased before matching, so `/AGENTS`
- * cannot slip past the `/agents` mappings.
+ * Express 4 and 5 middleware: sets `req.auth`. Paths are relative to where it is mounted. Route
+ * literals match case-insensitively by default, as Express routers do (`caseSensitiveRoutes: true`
+ * for apps and routers created with case-sensitive routing), so `/AGENTS` cannot slip past `/agents`.
  */
 export function jwtRbac<C extends object = JWTPayload>(
   options: ExpressJwtRbacOptions = {},
 ): ExpressJwtRbacMiddleware<C> {
-  const { passError = false, ...coreOptions } = options;
-  const auth = createJwtAuth<C>(coreOptions);
+  const { passError = false, caseSensitiveRoutes = false, ...coreOptions } = options;
+  const auth = createJwtAuth<C>({ ...coreOptions, caseSensitiveRoutes });
   const middleware = (req: Request, res: Response, next: NextFunction): void => {
-    const caseSensitive = req.app?.get("case sensitive routing") === true;
-    const path = caseSensitive ? req.path : req.path.toLowerCase();
-    auth.authenticate({ method: req.method, path, headers: req.headers }).then((result) => {
+    auth.authenticate({ method: req.method, path: req.path, headers: req.headers }).then((result) => {
       if (result.ok) {
         req.auth = result.state as AuthState;
         next();

@@ -7,6 +7,7 @@ import { accessibleIds, grants, type ScopeSet } from "./scopes.js";
 export interface AuthorizerConfig {
   readonly scopeMappings: Readonly<Record<string, readonly string[]>>;
   readonly unmappedRoutes: "allow" | "deny";
+  readonly caseSensitiveRoutes: boolean;
 }
 
 interface RouteRule {
@@ -46,7 +47,7 @@ export class Authorizer {
     const rules: Record<string, RouteRule> = {};
     for (const [pattern, required] of Object.entries(config.scopeMappings))
       rules[pattern] = ruleFor(pattern, required);
-    this.#routes = routeTable(rules);
+    this.#routes = routeTable(rules, { caseSensitive: config.caseSensitiveRoutes });
     this.#deny = config.unmappedRoutes === "deny";
   }
 

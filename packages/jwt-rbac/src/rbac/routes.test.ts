@@ -96,3 +96,12 @@ describe("route patterns", () => {
     },
   );
 });
+
+describe("case-insensitive tables", () => {
+  it("compare literals without case and keep captured segments as they are", () => {
+    const routes = new RouteTable([compileRoute("GET /Agents/*/runs", 1, true)], { caseSensitive: false });
+    expect(routes.match("GET", "/AGENTS/A1/RUNS")?.params).toEqual(["A1"]);
+    expect(routes.match("GET", "/agents/a1/runs")?.params).toEqual(["a1"]);
+    expect(new RouteTable([compileRoute("GET /Agents", 1, true)]).match("GET", "/agents")).toBeUndefined();
+  });
+});

@@ -106,9 +106,18 @@ function moreSpecific<T>(a: CompiledRoute<T>, b: CompiledRoute<T>): boolean {
 
 export class RouteTable<T> {
   readonly #roots = new Map<string, TrieNode<T>>();
+  readonly #caseSensitive: boolean;
 
-  /** Later entries with the same shape (`*` and `{name}` are the same) replace earlier ones. */
-  constructor(routes: Iterable<CompiledRoute<T>>) {
+  /**
+   * Later entries with the same shape (`*` and `{name}` are the same) replace earlier ones.
+   * `caseSensitive: false` compares literal segments case-insensitively (for routers that do, like
+   * Express by default); captured segments keep their case.
+   */
+  constructor(
+    routes: Iterable<CompiledRoute<T>>,
+    { caseSensitive = true }: { caseSensitive?: boolean } = {},
+  ) {
+    this.#caseSensitive = caseSensitive;
     for (const route of routes) this.#insert(route);
   }
 
@@ -120,7 +129,7 @@ export class RouteTable<T> {
         node.wildcard ??= newNode();
         node = node.wildcard;
       } else {
-        node = getOrCreate(node.literals, segment, newNode<T>);
+        node = getOrCreate(node.literals, this.#caseSensitive ? segment : segment.toLowerCase(), newNode<T>);
       }
     }
     if (route.globstar) node.rest = route;
@@ -130,16 +139,21 @@ export class RouteTable<T> {
   /** The most specific route for a request; `HEAD` falls back to `GET` routes, as routers serve it. */
   match(method: string, path: string): RouteMatch<T> | undefined {
     const segments = pathSegments(normalisePath(path));
+    const keys = this.#caseSensitive ? segments : segments.map((segment) => segment.toLowerCase());
     const upper = method.toUpperCase();
-    let best = this.#matchIn(this.#roots.get(upper), segments);
-    if (best === undefined && upper === "HEAD") best = this.#matchIn(this.#roots.get("GET"), segments);
-    const any = this.#matchIn(this.#roots.get(ANY_METHOD), segments);
+    let best = this.#matchIn(this.#roots.get(upper), segments, keys);
+    if (best === undefined && upper === "HEAD") best = this.#matchIn(this.#roots.get("GET"), segments, keys);
+    const any = this.#matchIn(this.#roots.get(ANY_METHOD), segments, keys);
     if (any !== undefined && (best === undefined || moreSpecific(any.route, best.route))) best = any;
     return best;
   }
 
-  #matchIn(root: TrieNode<T> | undefined, segments: readonly string[]): RouteMatch<T> | undefined {
-    return root === undefined ? undefined : walk(root, segments, 0, [], undefined);
+  #matchIn(
+    root: TrieNode<T> | undefined,
+    segments: readonly string[],
+    keys: readonly string[],
+  ): RouteMatch<T> | undefined {
+    return root === undefined ? undefined : walk(root, segments, keys, 0, [], undefined);
   }
 }
 
@@ -156,6 +170,7 @@ function better<T>(
 function walk<T>(
   node: TrieNode<T>,
   segments: readonly string[],
+  keys: readonly string[],
   index: number,
   params: string[],
   found: RouteMatch<T> | undefined,
@@ -163,20 +178,24 @@ function walk<T>(
   let best = better(node.rest, params, found);
   if (index === segments.length) return better(node.exact, params, best);
   const segment = segments[index] as string;
-  const literal = node.literals.get(segment);
-  if (literal !== undefined) best = walk(literal, segments, index + 1, params, best);
+  const literal = node.literals.get(keys[index] as string);
+  if (literal !== undefined) best = walk(literal, segments, keys, index + 1, params, best);
   if (node.wildcard !== undefined && segment !== "") {
     params.push(segment);
-    best = walk(node.wildcard, segments, index + 1, params, best);
+    best = walk(node.wildcard, segments, keys, index + 1, params, best);
     params.pop();
   }
   return best;
 }
 
 /** Compiles `"<METHOD> <path>"` keys of a mapping into a table. */
-export function routeTable<T>(mappings: Readonly<Record<string, T>>): RouteTable<T> {
+export function routeTable<T>(
+  mappings: Readonly<Record<string, T>>,
+  options: { caseSensitive?: boolean } = {},
+): RouteTable<T> {
   return new RouteTable(
     Object.entries(mappings).map(([pattern, value]) => compileRoute(pattern, value, true)),
+    options,
   );
 }
 

@@ -65,7 +65,11 @@ describe("hasRequiredScopes (agents:run on /agents/a1/runs)", () => {
 });
 
 describe("Authorizer on the default table", () => {
-  const authorizer = new Authorizer({ scopeMappings: DEFAULT_SCOPE_MAPPINGS, unmappedRoutes: "allow" });
+  const authorizer = new Authorizer({
+    scopeMappings: DEFAULT_SCOPE_MAPPINGS,
+    unmappedRoutes: "allow",
+    caseSensitiveRoutes: true,
+  });
   const check = (method: string, path: string, scopes: string[]) => {
     const result = authorizer.authorize(method, path, scopeSet(scopes));
     return result instanceof Set ? [...result].sort() : (result as { detail: string }).detail;
@@ -99,7 +103,11 @@ describe("Authorizer on the default table", () => {
 
   it("lets an unmapped route through, or refuses it with deny", () => {
     expect(check("GET", "/unmapped", [])).toEqual([]);
-    const deny = new Authorizer({ scopeMappings: DEFAULT_SCOPE_MAPPINGS, unmappedRoutes: "deny" });
+    const deny = new Authorizer({
+      scopeMappings: DEFAULT_SCOPE_MAPPINGS,
+      unmappedRoutes: "deny",
+      caseSensitiveRoutes: true,
+    });
     expect(deny.authorize("GET", "/unmapped", scopeSet([]))).toMatchObject({
       status: 403,
       reason: "route_not_mapped",
