@@ -84,8 +84,14 @@ export async function startServer(
   const logger = createLogger(config.logLevel, options.logDestination);
   assertKeyConfigured(config);
   const devKey = hasJwtKey(config.jwt) ? undefined : await loadOrCreateDevKey(config.dataDir);
-  if (devKey !== undefined && config.jwt.algorithm !== undefined && config.jwt.algorithm !== DEV_KEY_ALGORITHM) {
-    logger.warn(`JWT_ALGORITHM=${config.jwt.algorithm} is ignored: the development key is ${DEV_KEY_ALGORITHM}`);
+  if (
+    devKey !== undefined &&
+    config.jwt.algorithm !== undefined &&
+    config.jwt.algorithm !== DEV_KEY_ALGORITHM
+  ) {
+    logger.warn(
+      `JWT_ALGORITHM=${config.jwt.algorithm} is ignored: the development key is ${DEV_KEY_ALGORITHM}`,
+    );
   }
 
   const migrations = options.migrations ?? platformMigrations();
