@@ -65,8 +65,13 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<
     }
     const url = values["database-url"] ?? env.DATABASE_URL;
     if (!url) throw new UsageError("no database: pass --database-url or set DATABASE_URL");
-    const lockTimeoutMs =
-      values["lock-timeout-ms"] === undefined ? undefined : Number(values["lock-timeout-ms"]);
+    const lockTimeout = values["lock-timeout-ms"];
+    if (lockTimeout !== undefined && !/^\d+$/.test(lockTimeout)) {
+      throw new UsageError(
+        `--lock-timeout-ms needs a whole number of milliseconds, got ${JSON.stringify(lockTimeout)}`,
+      );
+    }
+    const lockTimeoutMs = lockTimeout === undefined ? undefined : Number(lockTimeout);
 
     const dir = resolve(values.dir);
     const migrations = sqlMigrations(dir);

@@ -65,4 +65,14 @@ describe("startEmbeddedPostgres", () => {
     const embedded = await startEmbeddedPostgres({ dataDir });
     await embedded.stop();
   });
+
+  it("takes over a lock file with this process's pid that it did not write (a restarted container)", async () => {
+    const dataDir = join(root, "same-pid");
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(join(dataDir, LOCK_FILE), String(process.pid));
+
+    const embedded = await startEmbeddedPostgres({ dataDir });
+    await embedded.stop();
+    expect(existsSync(join(dataDir, LOCK_FILE))).toBe(false);
+  });
 });

@@ -74,27 +74,33 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     url,
     stop() {
       stopping ??= (async () => {
-        try {
-          await sql.end({ timeout: 5 });
-          await started.server.stop();
-          await started.db.close();
-        } finally {
-          releaseDir();
-        }
+        // Each step runs even if an earlier one failed; the first failure is reported.
+        const results = await Promise.allSettled([sql.end({ timeout: 5 }), started.server.stop()]);
+        results.push(...(await Promise.allSettled([started.db.close()])));
+        releaseDir();
+        const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+        if (failed) throw failed.reason;
       })();
       return stopping;
     },
   };
 }
 
+// Data directories this process has open. A lock file naming this process's pid but not listed here was
+// left by an earlier process that had the same pid (typical of a restarted container, where the app is pid 1).
+const openedHere = new Set<string>();
+
 /** Creates the lock file exclusively; a file left by a process that no longer exists is taken over. */
 function lockDataDir(path: string, dataDir: string): () => void {
+  if (openedHere.has(dataDir)) throw new DataDirLockedError(dataDir, process.pid);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(path, "wx");
       writeSync(fd, String(process.pid));
       closeSync(fd);
+      openedHere.add(dataDir);
       return () => {
+        openedHere.delete(dataDir);
         try {
           unlinkSync(path);
         } catch {
@@ -104,8 +110,8 @@ function lockDataDir(path: string, dataDir: string): () => void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       const owner = Number.parseInt(readFileSync(path, "utf8"), 10);
-      if (Number.isSafeInteger(owner) && owner > 0 && isAlive(owner))
-        throw new DataDirLockedError(dataDir, owner);
+      const live = Number.isSafeInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner);
+      if (live) throw new DataDirLockedError(dataDir, owner);
       unlinkSync(path);
     }
   }

@@ -89,7 +89,7 @@ export class LockTimeoutError extends MigratorError {
   readonly code = "LOCK_TIMEOUT";
   constructor(readonly timeoutMs: number) {
     super(
-      `Timed out after ${timeoutMs} ms waiting for the migration lock: another migration run is in progress`,
+      `Timed out after ${timeoutMs} ms waiting for the migration lock: another migration run holds it (or no pool connection was free)`,
     );
   }
 }

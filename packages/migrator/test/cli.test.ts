@@ -46,6 +46,10 @@ describe("platform-migrate without a database", () => {
     [["down", "--dir", dir, "--database-url", "postgres://x@127.0.0.1/x"], /down needs --to <version>/],
     [["status", "--dir", dir], /no database: pass --database-url or set DATABASE_URL/],
     [["up", "--bogus"], /Unknown option '--bogus'/],
+    [
+      ["up", "--lock-timeout-ms", "soon", "--database-url", "postgres://x@127.0.0.1/x"],
+      /--lock-timeout-ms needs a whole number of milliseconds/,
+    ],
   ])("exits 2 with the usage for %j", async (args, message) => {
     const run = await cli(args);
     expect(run.code).toBe(2);
