@@ -1,7 +1,7 @@
 import { loadavg } from "node:os";
 import { runHttpGroup } from "./src/http.js";
 import { runMigratorGroup } from "./src/migrator.js";
-import { describeMachine, printGroup, writeReport } from "./src/report.js";
+import { describeMachine, describeSource, printGroup, writeReport } from "./src/report.js";
 import type { GroupResult } from "./src/types.js";
 import { runVerifyGroup } from "./src/verify.js";
 import { runWebhookGroup } from "./src/webhook.js";
@@ -24,6 +24,7 @@ const only = args
   .find((a) => a.startsWith("--only="))
   ?.slice("--only=".length)
   .split(",");
+const source = describeSource(); // before the run: what the build at its start compiled
 const started = performance.now();
 const loadAtStart = loadavg()[0] ?? 0;
 const groups: GroupResult[] = [];
@@ -42,6 +43,7 @@ writeReport({
   quick,
   durationSeconds: (performance.now() - started) / 1000,
   machine: describeMachine(),
+  source,
   loadAverage: { start: loadAtStart, end: loadavg()[0] ?? 0 },
   groups,
 });

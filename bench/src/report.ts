@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, hostname, platform, release, totalmem } from "node:os";
 import { dirname, join, relative } from "node:path";
@@ -22,11 +23,28 @@ export function describeMachine(): Machine {
   };
 }
 
+/** Which code was measured: the commit, and the measured packages' files that differed from it at run time. */
+export function describeSource(): { commit: string; uncommitted: string[] } {
+  const git = (...args: string[]) => {
+    try {
+      return execFileSync("git", args, { cwd: ROOT, encoding: "utf8" }).trim();
+    } catch {
+      return "";
+    }
+  };
+  const status = git("status", "--porcelain", "--", "packages", "examples/server");
+  return {
+    commit: git("rev-parse", "--short", "HEAD") || "unknown",
+    uncommitted: status ? status.split("\n") : [],
+  };
+}
+
 export interface RunReport {
   date: string;
   quick: boolean;
   durationSeconds: number;
   machine: Machine;
+  source: ReturnType<typeof describeSource>;
   /** 1-minute load average when the run started and ended: the machine is shared, so say how busy it was. */
   loadAverage: { start: number; end: number };
   groups: GroupResult[];
@@ -102,6 +120,12 @@ function renderMarkdown(report: RunReport, chartFiles: Map<string, string[]>): s
       `on ${report.date} (${report.quick ? "QUICK smoke run — figures are not meaningful" : "full run"}, ` +
       `${Math.round(report.durationSeconds)} s; 1-minute load average ${report.loadAverage.start.toFixed(1)} at the ` +
       `start, ${report.loadAverage.end.toFixed(1)} at the end).`,
+    "",
+    `Code measured: commit \`${report.source.commit}\`${
+      report.source.uncommitted.length === 0
+        ? ""
+        : `, plus uncommitted changes in ${report.source.uncommitted.length} file(s) of the measured packages (listed in results.json)`
+    }.`,
     "",
     "Absolute times drift between shared machines; the ratios, measured side by side in the same run, are what to " +
       "compare. `pnpm bench` never fails on a timing: a missed target is a finding, recorded below.",
