@@ -5,7 +5,7 @@ import type { JwtRbacOptions } from "./options.js";
 import { Authorizer } from "./rbac/authorize.js";
 import { compileRoute, RouteTable } from "./rbac/routes.js";
 import { type ScopeSet, scopeSet } from "./rbac/scopes.js";
-import { type AuthState, anonymousState, identityFrom, NO_IDS } from "./state.js";
+import { type AuthState, anonymousState, authenticatedState, NO_IDS } from "./state.js";
 import { TokenCache } from "./token/cache.js";
 import { type KeyRing, loadKeyRing } from "./token/keys.js";
 import { type HeadersInput, resolveToken } from "./token/resolve.js";
@@ -70,16 +70,11 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
   });
 
   function toVerifiedToken(token: string, payload: Record<string, unknown>, nowMs: number): VerifiedToken {
-    const identity = identityFrom(token, payload, config);
     // Shared by every request with this token: typed readonly, and never mutated here.
-    const state: AuthState = {
-      ...identity,
-      authorizationEnabled: config.authorization,
-      accessibleResourceIds: NO_IDS,
-    };
+    const state = authenticatedState(token, payload, config, config.authorization) as AuthState;
     const entry: VerifiedToken = {
       result: { ok: true, state },
-      held: authorizer === undefined ? undefined : scopeSet(identity.scopes, config.adminScope),
+      held: authorizer === undefined ? undefined : scopeSet(state.scopes, config.adminScope),
     };
     if (cache !== undefined) {
       const exp = payload.exp;

@@ -87,13 +87,13 @@ function pick(payload: Record<string, unknown>, names: readonly string[]): Reado
   return picked;
 }
 
-/** The token-dependent part of the state, built once per verified token (and cached with it). */
-export type Identity = Omit<
-  AuthenticatedState<Record<string, unknown>>,
-  "authorizationEnabled" | "accessibleResourceIds"
->;
-
-export function identityFrom(token: string, payload: Record<string, unknown>, names: ClaimNames): Identity {
+/** The state for a verified token on a route without listing ids; built once per token (and cached with it). */
+export function authenticatedState(
+  token: string,
+  payload: Record<string, unknown>,
+  names: ClaimNames,
+  authorizationEnabled: boolean,
+): AuthenticatedState<Record<string, unknown>> {
   return {
     authenticated: true,
     userId: stringClaim(payload[names.userIdClaim]),
@@ -102,7 +102,9 @@ export function identityFrom(token: string, payload: Record<string, unknown>, na
     audience: audienceFrom(payload[names.audienceClaim]),
     token,
     claims: payload,
+    authorizationEnabled,
     dependencies: pick(payload, names.dependenciesClaims),
     sessionState: pick(payload, names.sessionStateClaims),
+    accessibleResourceIds: NO_IDS,
   };
 }
