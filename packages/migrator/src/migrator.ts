@@ -22,8 +22,10 @@ const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
  * (identifiers, versions, duplicates); `migrate()` plans and runs under the advisory lock.
  */
 export function createMigrator(options: MigratorOptions): Migrator {
-  if (typeof options !== "object" || options === null || typeof options.sql !== "function") {
-    throw new InvalidOptionsError("`sql` must be a postgres.js instance");
+  if (typeof options !== "object" || options === null || typeof options.sql?.reserve !== "function") {
+    throw new InvalidOptionsError(
+      "`sql` must be a postgres.js instance (the pool itself, not a transaction or a reserved connection)",
+    );
   }
   const { sql, logger } = options;
   const where: HistoryTable = {
