@@ -1,4 +1,6 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
@@ -197,6 +199,34 @@ describe.each(ADAPTERS)("%s adapter over HTTP", (adapter) => {
         invalid("Invalid token: no key matches the token's kid"),
       );
     });
+  });
+
+  it("fetches a remote JWKS (jwksUrl) once and picks keys by kid", async () => {
+    let requests = 0;
+    const jwksServer = createServer((_req, res) => {
+      requests++;
+      res.setHeader("content-type", "application/json");
+      res.end(
+        JSON.stringify({ keys: [{ ...keys.es256.publicJwk, kid: "remote-1", alg: "ES256", use: "sig" }] }),
+      );
+    });
+    await new Promise<void>((resolve) => jwksServer.listen(0, "127.0.0.1", resolve));
+    const jwksUrl = `http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}/jwks.json`;
+    try {
+      await withServer(adapter, { algorithm: "ES256", jwksUrl }, async (url) => {
+        for (const sub of ["r1", "r2"]) {
+          const token = await sign({ sub }, "ES256", keys.es256.privateKey, { kid: "remote-1" });
+          expect((await call(url, "/x", { token })).body.auth?.userId).toBe(sub);
+        }
+        const unknown = await sign({ sub: "x" }, "ES256", keys.es256.privateKey, { kid: "remote-9" });
+        expect((await call(url, "/x", { token: unknown })).body.detail).toBe(
+          "Invalid token: no key matches the token's kid",
+        );
+      });
+      expect(requests).toBe(1);
+    } finally {
+      await new Promise((done) => jwksServer.close(done));
+    }
   });
 
   it("takes keys from the environment, and options over the environment", async () => {
