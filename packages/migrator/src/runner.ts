@@ -89,7 +89,8 @@ export async function runPlan(options: RunOptions): Promise<void> {
   let failed: { step?: { entry: CatalogEntry; error: unknown } } = {};
 
   const invoke = async (entry: CatalogEntry) => {
-    const { version, name } = { version: entry.version.text, name: entry.name };
+    const version = entry.version.text;
+    const name = entry.name;
     log({ level: "info", event: "migrating", version, name, direction });
     const started = performance.now();
     try {
