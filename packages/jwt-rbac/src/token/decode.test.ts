@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { nodeBase64Url } from "../node/base64url.js";
+import { portableBase64Url } from "./base64url.js";
+import { decodeJws } from "./decode.js";
+
+const b64 = (value: string) => Buffer.from(value).toString("base64url");
+const header = b64('{"alg":"HS256","kid":"k1"}');
+const payload = b64('{"sub":"u1"}');
+
+describe.each([
+  ["portable", portableBase64Url],
+  ["node", nodeBase64Url],
+])("decodeJws (%s base64url)", (_name, codec) => {
+  it("splits a compact JWS and decodes header, payload and signature", () => {
+    const token = `${header}.${payload}.${b64("sig")}`;
+    const decoded = decodeJws(token, codec);
+    expect(decoded).toMatchObject({ header: { alg: "HS256", kid: "k1" }, payload: { sub: "u1" } });
+    if (decoded === "malformed") throw new Error("unreachable");
+    expect(token.slice(0, decoded.signingInputEnd)).toBe(`${header}.${payload}`);
+    expect(Buffer.from(decoded.signature).toString()).toBe("sig");
+  });
+
+  it.each([
+    ["no dot", header],
+    ["empty header", `.${payload}.x`],
+    ["header without alg", `${b64('{"typ":"JWT"}')}.${payload}.x`],
+    ["alg not a string", `${b64('{"alg":1}')}.${payload}.x`],
+    ["payload an array", `${header}.${b64("[]")}.x`],
+    ["payload null", `${header}.${b64("null")}.x`],
+    ["signature with padding", `${header}.${payload}.c2ln=`],
+    ["five parts", `${header}.${payload}.x.y.z`],
+  ])("refuses %s", (_label, token) => {
+    expect(decodeJws(token, codec)).toBe("malformed");
+  });
+});
