@@ -266,7 +266,9 @@ export async function runWebhookGroup(options: { quick: boolean }): Promise<Grou
       figures: {
         webhook,
         bare,
+        databaseCeiling: floor,
         rounds: results,
+        ceilingRounds: floors,
         deliveriesSent: sent,
         deliveriesAcknowledged: acknowledged,
         inboxRows: stored,
