@@ -120,7 +120,7 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
       if (excluded.match(method, request.path) !== undefined) return anonymous;
 
       const token = resolveToken(config, request.headers, request.cookies);
-      if (typeof token !== "string") return { ok: false, error: token };
+      if (typeof token !== "string") return refuse(method, token);
 
       const nowMs = Date.now();
       let entry: VerifiedToken | AuthError | Promise<VerifiedToken | AuthError> | undefined = cache?.get(
