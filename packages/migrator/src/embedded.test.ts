@@ -1,10 +1,10 @@
 import { execFile, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, inject, it } from "vitest";
 import { DataDirLockedError, startEmbeddedPostgres } from "./embedded.js";
 
 const child = fileURLToPath(new URL("../test/fixtures/embedded-child.ts", import.meta.url));
@@ -12,9 +12,16 @@ const root = mkdtempSync(join(tmpdir(), "migrator-embedded-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 const LOCK_FILE = "agent-platform-embedded.lock";
 
+/** A data directory that already went through initdb (copied from the suite's template), to save time. */
+function initialisedDataDir(name: string): string {
+  const dataDir = join(root, name);
+  cpSync(inject("pgliteTemplate"), dataDir, { recursive: true });
+  return dataDir;
+}
+
 describe("startEmbeddedPostgres", () => {
-  it("persists to the data directory across restarts and serves postgres.js on loopback", async () => {
-    const dataDir = join(root, "persist");
+  it("initialises a new data directory, persists to it across restarts and serves postgres.js on loopback", async () => {
+    const dataDir = join(root, "persist", "nested");
     const first = await startEmbeddedPostgres({ dataDir });
     expect(first.url).toMatch(/^postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres$/);
     await first.sql`create table kept (note text)`;
@@ -32,7 +39,7 @@ describe("startEmbeddedPostgres", () => {
   });
 
   it("refuses a data directory another process or this one has open, with a clear message", async () => {
-    const dataDir = join(root, "locked");
+    const dataDir = initialisedDataDir("locked");
     const running = await startEmbeddedPostgres({ dataDir });
     try {
       const again = startEmbeddedPostgres({ dataDir });
@@ -57,8 +64,7 @@ describe("startEmbeddedPostgres", () => {
   });
 
   it("takes over a lock file left by a process that no longer exists", async () => {
-    const dataDir = join(root, "stale");
-    mkdirSync(dataDir, { recursive: true });
+    const dataDir = initialisedDataDir("stale");
     const gone = spawnSync(process.execPath, ["-e", "process.exit(0)"]).pid as number;
     writeFileSync(join(dataDir, LOCK_FILE), String(gone));
 
@@ -67,8 +73,7 @@ describe("startEmbeddedPostgres", () => {
   });
 
   it("takes over a lock file with this process's pid that it did not write (a restarted container)", async () => {
-    const dataDir = join(root, "same-pid");
-    mkdirSync(dataDir, { recursive: true });
+    const dataDir = initialisedDataDir("same-pid");
     writeFileSync(join(dataDir, LOCK_FILE), String(process.pid));
 
     const embedded = await startEmbeddedPostgres({ dataDir });
