@@ -13,6 +13,8 @@ const CONNECTIONS = 10;
 
 type CaseId =
   | "honoBare"
+  | "honoNoop"
+  | "honoHeader"
   | "honoOurs"
   | "honoOursFresh"
   | "honoMinimal"
@@ -37,6 +39,22 @@ const CASES: Case[] = [
     id: "honoBare",
     label: "Hono, bare route",
     variant: "hono-bare",
+    kind: "floor",
+    tokens: "same",
+    bare: "honoBare",
+  },
+  {
+    id: "honoNoop",
+    label: "Hono + empty async middleware",
+    variant: "hono-noop",
+    kind: "floor",
+    tokens: "same",
+    bare: "honoBare",
+  },
+  {
+    id: "honoHeader",
+    label: "Hono + middleware reading one header",
+    variant: "hono-header",
     kind: "floor",
     tokens: "same",
     bare: "honoBare",
@@ -143,7 +161,7 @@ async function runAlg(alg: HttpAlg, s: Settings): Promise<AlgResults> {
     // Started together (startup is mostly module loading); they sit idle until their turn. allSettled, so a
     // failure still leaves every started server in `servers` for the finally below to stop.
     const started = await Promise.allSettled(
-      CASES.map((c) => startServerProcess(SERVER_SCRIPT, [c.variant], env)),
+      CASES.map((c) => startServerProcess(SERVER_SCRIPT, [c.variant, c.id], env)),
     );
     let failure: unknown;
     for (const [i, outcome] of started.entries()) {
@@ -247,47 +265,27 @@ export async function runHttpGroup(options: { quick: boolean }): Promise<GroupRe
       notes,
     };
   });
+  const ratios: [string, CaseId, CaseId][] = [
+    ["Hono + empty async middleware ÷ bare Hono", "honoNoop", "honoBare"],
+    ["Hono + middleware reading one header ÷ bare Hono", "honoHeader", "honoBare"],
+    ["Hono + ours (same token) ÷ bare Hono", "honoOurs", "honoBare"],
+    ["Hono + ours (same token) ÷ Hono + middleware reading one header", "honoOurs", "honoHeader"],
+    ["Hono + ours (fresh tokens) ÷ bare Hono", "honoOursFresh", "honoBare"],
+    ["Hono + minimal verifier ÷ bare Hono", "honoMinimal", "honoBare"],
+    ["Hono + ours (fresh) ÷ Hono + minimal verifier", "honoOursFresh", "honoMinimal"],
+    ["Hono + ours (same token) ÷ Hono + hono/jwt", "honoOurs", "honoJwt"],
+    ["Hono + hono/jwt ÷ bare Hono", "honoJwt", "honoBare"],
+    ["Express + ours ÷ bare Express", "expressOurs", "expressBare"],
+    ["Express + express-jwt ÷ bare Express", "expressJwt", "expressBare"],
+    ["Express + ours ÷ Express + express-jwt", "expressOurs", "expressJwt"],
+  ];
   tables.push({
     title: "Ratios (requests per second)",
     columns: ["ratio", ...HTTP_ALGORITHMS],
-    rows: [
-      [
-        "Hono + ours (same token) ÷ bare Hono",
-        ...HTTP_ALGORITHMS.map((a) => fmt(rpsRatio(results[a], "honoOurs", "honoBare"))),
-      ],
-      [
-        "Hono + ours (fresh tokens) ÷ bare Hono",
-        ...HTTP_ALGORITHMS.map((a) => fmt(rpsRatio(results[a], "honoOursFresh", "honoBare"))),
-      ],
-      [
-        "Hono + minimal verifier ÷ bare Hono",
-        ...HTTP_ALGORITHMS.map((a) => fmt(rpsRatio(results[a], "honoMinimal", "honoBare"))),
-      ],
-      [
-        "Hono + ours (fresh) ÷ Hono + minimal verifier",
-        ...HTTP_ALGORITHMS.map((a) => fmt(rpsRatio(results[a], "honoOursFresh", "honoMinimal"))),
-      ],
-      [
-        "Hono + ours (same token) ÷ Hono + hono/jwt",
-        ...HTTP_ALGORITHMS.map((a) => fmt(rpsRatio(results[a], "honoOurs", "honoJwt"))),
-      ],
-      [
-        "Hono + hono/jwt ÷ bare Hono",
-        ...HTTP_ALGORITHMS.map((a) => fmt(rpsRatio(results[a], "honoJwt", "honoBare"))),
-      ],
-      [
-        "Express + ours ÷ bare Express",
-        ...HTTP_ALGORITHMS.map((a) => fmt(rpsRatio(results[a], "expressOurs", "expressBare"))),
-      ],
-      [
-        "Express + express-jwt ÷ bare Express",
-        ...HTTP_ALGORITHMS.map((a) => fmt(rpsRatio(results[a], "expressJwt", "expressBare"))),
-      ],
-      [
-        "Express + ours ÷ Express + express-jwt",
-        ...HTTP_ALGORITHMS.map((a) => fmt(rpsRatio(results[a], "expressOurs", "expressJwt"))),
-      ],
-    ],
+    rows: ratios.map(([label, a, b]) => [
+      label,
+      ...HTTP_ALGORITHMS.map((alg) => fmt(rpsRatio(results[alg], a, b))),
+    ]),
   });
   const targets: Target[] = [];
   for (const alg of HTTP_ALGORITHMS) {
@@ -325,6 +323,7 @@ export async function runHttpGroup(options: { quick: boolean }): Promise<GroupRe
       `Each server variant runs in its own child process (\`bench/src/servers/http-server.ts\`, port 0), the load generator (autocannon, programmatic) in the bench process: ${CONNECTIONS} connections, loopback only. All servers of an algorithm run at once; each gets a ${s.warmupSeconds} s discarded warm-up, then ${s.rounds} rounds each run every case for ${s.durationSeconds} s in rotating order; figures are medians over rounds. Every route is GET ${BENCH_PATH} → 200 \`{"ok":true}\`; a run with any non-2xx answer is reported invalid, not counted.`,
       `Ours: the package's Hono / Express adapter (\`${resolvedEntry("@agent-platform/jwt-rbac/hono")}\`, \`${resolvedEntry("@agent-platform/jwt-rbac/express")}\`), \`jwtRbac({ verificationKeys: [key], algorithm, authorization: true, scopeMappings: { 'GET /bench': ['bench:read'] } })\`, default cache.`,
       `Same token: one token on every request (a cache hit after the first). Fresh token: a rotation of ${s.freshTokens.toLocaleString("en-US")} distinct pre-signed tokens, the next one on every request (autocannon \`setupRequest\`) — five times the default cache of 1,000 entries, so every request misses.`,
+      "Two reference rows show what any Hono middleware costs on @hono/node-server: an empty `async (c, next) => { await next() }`, and one that only reads the Authorization header (`c.req.header()` makes node-server's lightweight request build a WHATWG Headers object).",
       "Minimal node:crypto verifier: header pinned, one-shot signature check with a KeyObject, payload parsed, `exp` and the scope checked — the least a careful hand-written middleware does. hono/jwt: the secret string for HS256, a CryptoKey imported once for RS256, plus a scope check. express-jwt: given a KeyObject made once (jsonwebtoken underneath), plus a hand-written scope check.",
       "Server CPU µs/req: the server process's user+system time over the measured run (/proc) ÷ 2xx answers — independent of whether the load generator or the server saturates first on 2 cores.",
     ],

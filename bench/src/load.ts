@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import { createInterface } from "node:readline";
 import autocannon from "autocannon";
 
@@ -26,7 +27,10 @@ export function startServerProcess(
 ): Promise<ServerProcess> {
   // BENCH_CPU_PROF_DIR: every server writes a V8 CPU profile there when it exits (see src/profile-top.ts).
   const profileDir = process.env.BENCH_CPU_PROF_DIR;
-  const profiling = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+  // One directory per server (named after the script and its arguments): node names each thread's file itself.
+  const profiling = profileDir
+    ? ["--cpu-prof", `--cpu-prof-dir=${join(profileDir, [basename(script, ".ts"), ...args].join("-"))}`]
+    : [];
   const child = spawn(process.execPath, [...profiling, "--import", "tsx", script, ...args], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -1,7 +1,8 @@
 /**
  * Summarises a V8 CPU profile (`node --cpu-prof`): the functions with the most self time, and the total (self +
  * callees) time of every function whose file matches a filter. Usage:
- *   tsx src/profile-top.ts <file.cpuprofile> [--top=25] [--match=jwt-rbac]
+ *   tsx src/profile-top.ts <file.cpuprofile> [--top=25] [--match=jwt-rbac] [--requests=N]
+ * With --requests (how many requests the process served), times are also shown as µs per request.
  * To profile the HTTP servers, run the bench with BENCH_CPU_PROF_DIR=<dir>: every server child writes its profile there.
  */
 import { readFileSync } from "node:fs";
@@ -25,6 +26,7 @@ if (!file) {
 const flag = (name: string) => flags.find((f) => f.startsWith(`--${name}=`))?.slice(name.length + 3);
 const top = Number(flag("top") ?? 25);
 const match = flag("match");
+const requests = Number(flag("requests") ?? 0);
 
 const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -47,7 +49,8 @@ for (const [id, us] of selfUs) {
   const node = byId.get(id);
   if (node) self.set(label(node), (self.get(label(node)) ?? 0) + us);
 }
-const pct = (us: number) => `${((us / totalUs) * 100).toFixed(1).padStart(5)}%`;
+const pct = (us: number) =>
+  `${((us / totalUs) * 100).toFixed(1).padStart(5)}%${requests > 0 ? `${(us / requests).toFixed(1).padStart(8)} µs/req` : ""}`;
 console.log(`${file}: ${(totalUs / 1000).toFixed(0)} ms sampled\n\nself time:`);
 for (const [name, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top))
   console.log(`${pct(us)}  ${name}`);

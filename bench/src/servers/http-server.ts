@@ -16,6 +16,8 @@ import { BENCH_PATH, isUnavailable, loadExport, oursOptions } from "../ours.js";
 
 export const HTTP_VARIANTS = [
   "hono-bare",
+  "hono-noop",
+  "hono-header",
   "hono-ours",
   "hono-minimal",
   "hono-jwt",
@@ -45,6 +47,21 @@ async function honoMiddleware(): Promise<MiddlewareHandler[]> {
       if (isUnavailable(jwtRbac)) unavailable(jwtRbac.unavailable);
       return [jwtRbac(oursOptions(keys, { authorization: true }))];
     }
+    // Two reference points for what any Hono middleware costs on @hono/node-server: the async hop itself, and
+    // reading one request header (which makes the lightweight request build a WHATWG Headers object).
+    case "hono-noop":
+      return [
+        async (_c, next) => {
+          await next();
+        },
+      ];
+    case "hono-header":
+      return [
+        async (c, next) => {
+          if (c.req.header("authorization") === undefined) return c.json(unauthenticated, 401);
+          await next();
+        },
+      ];
     case "hono-minimal": {
       const verify = createMinimalVerifier(keys.alg, keys.verifyKey, SCOPE);
       return [
