@@ -1,7 +1,7 @@
 import { loadavg } from "node:os";
 import { runHttpGroup } from "./src/http.js";
 import { runMigratorGroup } from "./src/migrator.js";
-import { describeMachine, describeSource, printGroup, writeReport } from "./src/report.js";
+import { describeMachine, describeSource, printGroup, readReport, writeReport } from "./src/report.js";
 import type { GroupResult } from "./src/types.js";
 import { runVerifyGroup } from "./src/verify.js";
 import { runWebhookGroup } from "./src/webhook.js";
@@ -9,7 +9,9 @@ import { runWebhookGroup } from "./src/webhook.js";
 /**
  * `pnpm bench` entry: runs every group in turn, prints its tables, then writes bench/results.json, the charts and
  * BENCHMARKS.md. Flags: --quick (smoke run, tiny durations, figures meaningless), --only=verify,http,...,
- * --no-write (print only; for profiling runs, which must not replace the published report).
+ * --no-write (print only; for profiling runs, which must not replace the published report),
+ * --render (measure nothing: rebuild BENCHMARKS.md and the charts from bench/results.json, e.g. after editing
+ * bench/notes/profiles.md).
  * Exits 0 when a target is missed: a miss is a finding, reported, not a failure.
  */
 const GROUPS: Record<string, (options: { quick: boolean }) => Promise<GroupResult>> = {
@@ -20,6 +22,11 @@ const GROUPS: Record<string, (options: { quick: boolean }) => Promise<GroupResul
 };
 
 const args = process.argv.slice(2);
+if (args.includes("--render")) {
+  writeReport(readReport());
+  console.log("rebuilt BENCHMARKS.md and bench/charts/*.svg from bench/results.json");
+  process.exit(0);
+}
 const quick = args.includes("--quick");
 const only = args
   .find((a) => a.startsWith("--only="))

@@ -91,6 +91,10 @@ function markdownTable(table: Table): string {
   ].join("\n");
 }
 
+export function readReport(): RunReport {
+  return JSON.parse(readFileSync(join(BENCH_DIR, "results.json"), "utf8")) as RunReport;
+}
+
 /** Writes bench/results.json, one SVG per chart under bench/charts/, and regenerates BENCHMARKS.md. */
 export function writeReport(report: RunReport): void {
   writeFileSync(join(BENCH_DIR, "results.json"), `${JSON.stringify(report, null, 2)}\n`);
