@@ -1,14 +1,17 @@
-import { loadavg } from "node:os";
+import { mkdtempSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
 import { runHttpGroup } from "./src/http.js";
 import { runMigratorGroup } from "./src/migrator.js";
-import { describeMachine, describeSource, printGroup, readReport, writeReport } from "./src/report.js";
+import { describeMachine, describeSource, printGroup, ROOT, readReport, writeReport } from "./src/report.js";
 import type { GroupResult } from "./src/types.js";
 import { runVerifyGroup } from "./src/verify.js";
 import { runWebhookGroup } from "./src/webhook.js";
 
 /**
  * `pnpm bench` entry: runs every group in turn, prints its tables, then writes bench/results.json, the charts and
- * BENCHMARKS.md. Flags: --quick (smoke run, tiny durations, figures meaningless), --only=verify,http,...,
+ * BENCHMARKS.md. Flags: --quick (smoke run, tiny durations, figures meaningless; its report goes to a scratch
+ * directory), --only=verify,http,...,
  * --no-write (print only; for profiling runs, which must not replace the published report),
  * --render (measure nothing: rebuild BENCHMARKS.md and the charts from bench/results.json, e.g. after editing
  * bench/notes/profiles.md).
@@ -56,8 +59,10 @@ const report = {
   groups,
 };
 if (!args.includes("--no-write")) {
-  writeReport(report);
+  // A smoke run's figures mean nothing: its report goes to a scratch directory, never over the published one.
+  const root = quick ? mkdtempSync(join(tmpdir(), "agent-platform-bench-quick-")) : ROOT;
+  writeReport(report, root);
   console.log(
-    `\nwrote bench/results.json, bench/charts/*.svg and BENCHMARKS.md in ${Math.round((performance.now() - started) / 1000)} s`,
+    `\nwrote ${root}/{BENCHMARKS.md,bench/results.json,bench/charts/*.svg} in ${Math.round((performance.now() - started) / 1000)} s`,
   );
 }

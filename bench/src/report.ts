@@ -5,9 +5,9 @@ import { dirname, join, relative } from "node:path";
 import { renderChart } from "./svg.js";
 import type { GroupResult, Machine, Table, Target } from "./types.js";
 
-export const BENCH_DIR = join(dirname(new URL(import.meta.url).pathname), "..");
-const ROOT = join(BENCH_DIR, "..");
-const CHARTS_DIR = join(BENCH_DIR, "charts");
+const BENCH_DIR = join(dirname(new URL(import.meta.url).pathname), "..");
+/** The repository root: where the published report lives (BENCHMARKS.md, bench/results.json, bench/charts). */
+export const ROOT = join(BENCH_DIR, "..");
 /** Hand-written notes (profiles of missed targets) that the generated BENCHMARKS.md carries verbatim. */
 const PROFILE_NOTES = join(BENCH_DIR, "notes", "profiles.md");
 
@@ -102,20 +102,24 @@ export function readReport(): RunReport {
   return JSON.parse(readFileSync(join(BENCH_DIR, "results.json"), "utf8")) as RunReport;
 }
 
-/** Writes bench/results.json, one SVG per chart under bench/charts/, and regenerates BENCHMARKS.md. */
-export function writeReport(report: RunReport): void {
-  writeFileSync(join(BENCH_DIR, "results.json"), `${JSON.stringify(report, null, 2)}\n`);
-  mkdirSync(CHARTS_DIR, { recursive: true });
+/**
+ * Writes bench/results.json, one SVG per chart under bench/charts/, and regenerates BENCHMARKS.md, under `root`
+ * (the repository, or a scratch directory for a smoke run that must not replace the published report).
+ */
+export function writeReport(report: RunReport, root = ROOT): void {
+  const chartsDir = join(root, "bench", "charts");
+  mkdirSync(chartsDir, { recursive: true });
+  writeFileSync(join(root, "bench", "results.json"), `${JSON.stringify(report, null, 2)}\n`);
   const chartFiles = new Map<string, string[]>();
   for (const group of report.groups) {
     const files = group.charts.map((chart, i) => {
-      const file = join(CHARTS_DIR, `${group.id}${group.charts.length > 1 ? `-${i + 1}` : ""}.svg`);
+      const file = join(chartsDir, `${group.id}${group.charts.length > 1 ? `-${i + 1}` : ""}.svg`);
       writeFileSync(file, renderChart(chart));
-      return relative(ROOT, file);
+      return relative(root, file);
     });
     chartFiles.set(group.id, files);
   }
-  writeFileSync(join(ROOT, "BENCHMARKS.md"), renderMarkdown(report, chartFiles));
+  writeFileSync(join(root, "BENCHMARKS.md"), renderMarkdown(report, chartFiles));
 }
 
 function renderMarkdown(report: RunReport, chartFiles: Map<string, string[]>): string {
@@ -141,8 +145,9 @@ function renderMarkdown(report: RunReport, chartFiles: Map<string, string[]>): s
     "Absolute times drift between shared machines; the ratios, measured side by side in the same run, are what to " +
       "compare. `pnpm bench` never fails on a timing: a missed target is a finding, recorded below.",
     "",
-    "Run it: `pnpm bench` (with `TEST_DATABASE_URL=postgres://…` for the database groups), or `pnpm bench --quick` " +
-      "for a smoke run of a few seconds.",
+    "Run it: `pnpm bench` (under 5 minutes on 2 cores; set `TEST_DATABASE_URL=postgres://…` for the database groups, " +
+      "which are skipped with a line saying so otherwise). `pnpm bench --quick` is a smoke run of about a minute whose " +
+      "report goes to a scratch directory. Profiling: see the notes at the end.",
     "",
     "## Targets",
     "",
