@@ -1,6 +1,8 @@
+import { request as httpRequest } from "node:http";
 import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type JwtRbacVariables, jwtRbac } from "../src/hono/index.js";
+import { TokenSource } from "../src/index.js";
 import { sign, type TestKeys, testKeys } from "./fixtures/keys.js";
 import { serveFetchApp, type TestServer } from "./fixtures/servers.js";
 
@@ -47,5 +49,74 @@ describe("Hono adapter: typed c.get('auth')", () => {
       detail: "Authorization header missing",
       error_code: "UNAUTHENTICATED",
     });
+  });
+});
+
+describe("Hono adapter: where the headers come from", () => {
+  let keys: TestKeys;
+  let app: Hono<{ Variables: JwtRbacVariables }>;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    keys = await testKeys();
+    const middleware = jwtRbac({
+      algorithm: "HS256",
+      verificationKeys: [keys.hsSecret],
+      tokenSource: TokenSource.BOTH,
+      scopeMappings: { "GET /me": [] },
+    });
+    await middleware.auth.ready;
+    app = new Hono<{ Variables: JwtRbacVariables }>();
+    app.use(middleware);
+    app.get("/me", (c) => c.json({ user: c.get("auth").userId }));
+    server = await serveFetchApp(app.fetch);
+  });
+  afterAll(() => server.close());
+
+  /** node:http sends an array value as repeated header lines, which fetch() cannot. */
+  function get(headers: Record<string, string | string[]>): Promise<{ status: number; body: string }> {
+    return new Promise((resolve, reject) => {
+      const request = httpRequest(`${server.url}/me`, { headers }, (response) => {
+        let body = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk: string) => {
+          body += chunk;
+        });
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+      });
+      request.on("error", reject);
+      request.end();
+    });
+  }
+
+  it("reads the token from Node's request, whatever the header's case", async () => {
+    const token = await sign({ sub: "u1" }, "HS256", keys.hsSecret);
+    const response = await get({ AUTHORIZATION: `Bearer ${token}` });
+    expect(response).toEqual({ status: 200, body: JSON.stringify({ user: "u1" }) });
+  });
+
+  it("refuses two Authorization headers, as the joined Fetch header value is refused", async () => {
+    const token = await sign({ sub: "u1" }, "HS256", keys.hsSecret);
+    const response = await get({ authorization: [`Bearer ${token}`, `Bearer ${token}`] });
+    expect(response.status).toBe(401);
+    expect(JSON.parse(response.body)).toEqual({
+      detail: "Invalid token: malformed JWT",
+      error_code: "UNAUTHENTICATED",
+    });
+  });
+
+  it("reads the cookie from Node's request", async () => {
+    const token = await sign({ sub: "u2" }, "HS256", keys.hsSecret);
+    const response = await get({ cookie: `other=1; access_token=${token}` });
+    expect(response).toEqual({ status: 200, body: JSON.stringify({ user: "u2" }) });
+  });
+
+  it("falls back to the Fetch request's headers off Node (app.request, no c.env.incoming)", async () => {
+    const token = await sign({ sub: "u3" }, "HS256", keys.hsSecret);
+    const ok = await app.request("/me", { headers: { Authorization: `Bearer ${token}` } });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ user: "u3" });
+    const missing = await app.request("/me", {}, { incoming: {} });
+    expect(missing.status).toBe(401);
   });
 });

@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import type { JWTPayload } from "jose";
 import { type AuthState, createJwtAuth, type JwtAuth, type JwtRbacOptions } from "../index.js";
+import { nodeRequestHeaders } from "./node-headers.js";
 
 export type { AuthState, JwtRbacOptions } from "../index.js";
 
@@ -25,7 +26,7 @@ export function jwtRbac<C extends object = JWTPayload>(options: JwtRbacOptions =
     const result = await auth.authenticate({
       method: c.req.method,
       path: c.req.path,
-      headers: c.req.raw.headers,
+      headers: nodeRequestHeaders(c.env) ?? c.req.raw.headers,
     });
     if (!result.ok) return c.body(result.error.body, result.error.status, result.error.headers);
     c.set("auth", result.state);
