@@ -22,6 +22,13 @@ export class PayloadTooLargeError extends MessagingError {
   }
 }
 
+/** The client went away (or the connection failed) before the whole request body arrived. */
+export class RequestAbortedError extends MessagingError {
+  constructor(options?: ErrorOptions) {
+    super("REQUEST_ABORTED", "The request body ended before it was complete", options);
+  }
+}
+
 /** A delivery that parsed as JSON but does not have the shape the channel documents. */
 export class InvalidPayloadError extends MessagingError {
   constructor(message: string) {

@@ -1,3 +1,4 @@
+import { IncomingMessage } from "node:http";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Logger } from "pino";
 import type { Channel } from "./channel.js";
@@ -67,6 +68,12 @@ export function createMessagingRoutes(name: string, deps: WebhookDeps | null): O
 
   if (deps !== null) mountWebhook(app, name, tags, deps);
   return app;
+}
+
+/** The Node request @hono/node-server passes as `c.env.incoming`; undefined on other runtimes. */
+function nodeRequest(env: unknown): IncomingMessage | undefined {
+  if (typeof env !== "object" || env === null || !("incoming" in env)) return undefined;
+  return env.incoming instanceof IncomingMessage ? env.incoming : undefined;
 }
 
 function mountWebhook(app: OpenAPIHono, name: string, tags: string[], deps: WebhookDeps): void {
@@ -143,7 +150,7 @@ function mountWebhook(app: OpenAPIHono, name: string, tags: string[], deps: Webh
     async (c) => {
       let raw: Uint8Array;
       try {
-        raw = await readRawBody(c.req.raw, MAX_WEBHOOK_BODY_BYTES);
+        raw = await readRawBody(c.req.raw, MAX_WEBHOOK_BODY_BYTES, nodeRequest(c.env));
       } catch (error) {
         if (!(error instanceof PayloadTooLargeError)) throw error;
         return c.json({ detail: error.message, error_code: "PAYLOAD_TOO_LARGE" }, 413);

@@ -91,6 +91,14 @@ describe.each(BACKENDS)("WhatsApp webhook on %s", (backend) => {
       expect(JSON.parse(answer)).toMatchObject({ error_code: "PAYLOAD_TOO_LARGE" });
     });
 
+    it("survives a client that goes away mid-body, and stores the delivery when it is sent again", async () => {
+      const payload = JSON.stringify(delivery([textMessage("wamid.cut", "15550002222", "cut short")]));
+      await postHalfAndHangUp(`${server.url}/whatsapp/webhook`, payload, `sha256=${signatureHex(payload)}`);
+      expect(await server.inboxIds()).not.toContain("wamid.cut");
+      const response = await postDelivery(server.url, payload);
+      expect(await response.json()).toEqual({ status: "accepted", received: 1, duplicates: 0 });
+    });
+
     it("is 400 for invalid JSON behind a valid signature", async () => {
       const response = await postDelivery(server.url, "{not json");
       expect(response.status).toBe(400);
@@ -197,6 +205,28 @@ describe.each(BACKENDS)("WhatsApp webhook on %s", (backend) => {
 
 function signatureHex(raw: string): string {
   return createHmac("sha256", APP_SECRET).update(raw).digest("hex");
+}
+
+/** Declares the whole body's length, sends the first half, then drops the connection before any answer. */
+function postHalfAndHangUp(url: string, body: string, signature: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const bytes = Buffer.from(body);
+    const req = httpRequest(url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "content-length": String(bytes.byteLength),
+        "x-hub-signature-256": signature,
+      },
+    });
+    req.on("response", () => reject(new Error("the server answered an incomplete body")));
+    req.on("error", () => undefined);
+    req.on("close", () => resolve());
+    req.write(bytes.subarray(0, bytes.byteLength >> 1), () => {
+      // Give the server a moment to start reading before hanging up.
+      setTimeout(() => req.destroy(), 50);
+    });
+  });
 }
 
 /**
