@@ -29,6 +29,12 @@ export type AuthResult<C extends object = JWTPayload> =
 export interface JwtAuth<C extends object = JWTPayload> {
   /** Never rejects for a bad request; rejects only when the keys could not be imported (see `ready`). */
   authenticate(request: AuthRequest): Promise<AuthResult<C>>;
+  /**
+   * The same answer as `authenticate()`, returned as is when it needs no waiting (a cached token, or
+   * the node:crypto verifier once the keys are loaded), else as a Promise. For adapters on a hot path:
+   * a cache hit then costs no promise hop. Throws or rejects only where `authenticate()` rejects.
+   */
+  authenticateNow(request: AuthRequest): AuthResult<C> | Promise<AuthResult<C>>;
   /** Settles when every key is imported; rejects with a JwtRbacConfigError when one cannot be. */
   readonly ready: Promise<void>;
   /** Drops every cached verified token. */
@@ -109,34 +115,40 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     return { ok: false, error };
   }
 
+  function decide(method: string, path: string, entry: VerifiedToken | AuthError): AuthResult<C> {
+    if (entry instanceof AuthError) return refuse(method, entry);
+    if (authorizer === undefined) return entry.result as AuthResult<C>;
+    const allowed = authorizer.authorize(method, path, entry.held as ScopeSet);
+    if (allowed instanceof AuthError) return refuse(method, allowed);
+    if (allowed === NO_IDS) return entry.result as AuthResult<C>;
+    const state = { ...entry.result.state, accessibleResourceIds: allowed };
+    return { ok: true, state: state as AuthState<C> };
+  }
+
+  function authenticateNow(request: AuthRequest): AuthResult<C> | Promise<AuthResult<C>> {
+    const method = request.method.toUpperCase();
+    // CORS preflights carry no credentials; routers answer them before any handler.
+    if (method === "OPTIONS") return anonymous;
+    if (excluded.match(method, request.path) !== undefined) return anonymous;
+
+    const token = resolveToken(config, request.headers, request.cookies);
+    if (typeof token !== "string") return refuse(method, token);
+
+    const nowMs = Date.now();
+    const entry = cache?.get(token, nowMs) ?? verifyToken(token, nowMs);
+    const { path } = request;
+    return entry instanceof Promise
+      ? entry.then((settled) => decide(method, path, settled))
+      : decide(method, path, entry);
+  }
+
   return {
     ready,
     verifier: platform.verifier.name,
     clearCache: () => cache?.clear(),
+    authenticateNow,
     async authenticate(request: AuthRequest): Promise<AuthResult<C>> {
-      const method = request.method.toUpperCase();
-      // CORS preflights carry no credentials; routers answer them before any handler.
-      if (method === "OPTIONS") return anonymous;
-      if (excluded.match(method, request.path) !== undefined) return anonymous;
-
-      const token = resolveToken(config, request.headers, request.cookies);
-      if (typeof token !== "string") return refuse(method, token);
-
-      const nowMs = Date.now();
-      let entry: VerifiedToken | AuthError | Promise<VerifiedToken | AuthError> | undefined = cache?.get(
-        token,
-        nowMs,
-      );
-      if (entry === undefined) entry = verifyToken(token, nowMs);
-      if (entry instanceof Promise) entry = await entry;
-      if (entry instanceof AuthError) return refuse(method, entry);
-
-      if (authorizer === undefined) return entry.result as AuthResult<C>;
-      const allowed = authorizer.authorize(method, request.path, entry.held as ScopeSet);
-      if (allowed instanceof AuthError) return refuse(method, allowed);
-      if (allowed === NO_IDS) return entry.result as AuthResult<C>;
-      const state = { ...entry.result.state, accessibleResourceIds: allowed };
-      return { ok: true, state: state as AuthState<C> };
+      return authenticateNow(request);
     },
   };
 }

@@ -1,6 +1,12 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { JWTPayload } from "jose";
-import { type AuthState, createJwtAuth, type JwtAuth, type JwtRbacOptions } from "../index.js";
+import {
+  type AuthResult,
+  type AuthState,
+  createJwtAuth,
+  type JwtAuth,
+  type JwtRbacOptions,
+} from "../index.js";
 
 export type { AuthState, JwtRbacOptions } from "../index.js";
 
@@ -32,20 +38,30 @@ export function jwtRbac<C extends object = JWTPayload>(
 ): ExpressJwtRbacMiddleware<C> {
   const { passError = false, caseSensitiveRoutes = false, ...coreOptions } = options;
   const auth = createJwtAuth<C>({ ...coreOptions, caseSensitiveRoutes });
+  const answer = (req: Request, res: Response, next: NextFunction, result: AuthResult<C>): void => {
+    if (result.ok) {
+      req.auth = result.state as AuthState;
+      next();
+    } else if (passError) {
+      next(result.error);
+    } else {
+      const { error } = result;
+      res.statusCode = error.status;
+      for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+      res.end(error.body);
+    }
+  };
   const middleware = (req: Request, res: Response, next: NextFunction): void => {
-    auth.authenticate({ method: req.method, path: req.path, headers: req.headers }).then((result) => {
-      if (result.ok) {
-        req.auth = result.state as AuthState;
-        next();
-      } else if (passError) {
-        next(result.error);
-      } else {
-        const { error } = result;
-        res.statusCode = error.status;
-        for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-        res.end(error.body);
-      }
-    }, next);
+    let result: AuthResult<C> | Promise<AuthResult<C>>;
+    try {
+      result = auth.authenticateNow({ method: req.method, path: req.path, headers: req.headers });
+    } catch (error) {
+      next(error);
+      return;
+    }
+    // Only a real promise is awaited: a cached token goes on to the route in the same tick.
+    if (result instanceof Promise) result.then((settled) => answer(req, res, next, settled), next);
+    else answer(req, res, next, result);
   };
   return Object.assign(middleware, { auth });
 }

@@ -1,6 +1,12 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler, Next } from "hono";
 import type { JWTPayload } from "jose";
-import { type AuthState, createJwtAuth, type JwtAuth, type JwtRbacOptions } from "../index.js";
+import {
+  type AuthResult,
+  type AuthState,
+  createJwtAuth,
+  type JwtAuth,
+  type JwtRbacOptions,
+} from "../index.js";
 import { nodeRequestHeaders } from "./node-headers.js";
 
 export type { AuthState, JwtRbacOptions } from "../index.js";
@@ -19,18 +25,29 @@ export type JwtRbacMiddleware<C extends object = JWTPayload> = MiddlewareHandler
   readonly auth: JwtAuth<C>;
 };
 
+function proceed<C extends object>(
+  c: Context<JwtRbacEnv<C>>,
+  next: Next,
+  result: AuthResult<C>,
+): Promise<Response | undefined> {
+  if (!result.ok)
+    return Promise.resolve(c.body(result.error.body, result.error.status, result.error.headers));
+  c.set("auth", result.state);
+  return next() as Promise<undefined>;
+}
+
 /** Hono middleware: verifies the token, checks scopes, and sets `c.get("auth")`; errors answer as JSON. */
 export function jwtRbac<C extends object = JWTPayload>(options: JwtRbacOptions = {}): JwtRbacMiddleware<C> {
   const auth = createJwtAuth<C>(options);
-  const middleware: MiddlewareHandler<JwtRbacEnv<C>> = async (c, next) => {
-    const result = await auth.authenticate({
+  // Not `async`: a cached token is answered without a promise hop, and only a real promise is awaited.
+  const middleware: MiddlewareHandler<JwtRbacEnv<C>> = (c, next) => {
+    const result = auth.authenticateNow({
       method: c.req.method,
       path: c.req.path,
       headers: nodeRequestHeaders(c.env) ?? c.req.raw.headers,
     });
-    if (!result.ok) return c.body(result.error.body, result.error.status, result.error.headers);
-    c.set("auth", result.state);
-    await next();
+    if (result instanceof Promise) return result.then((settled) => proceed(c, next, settled));
+    return proceed(c, next, result);
   };
   return Object.assign(middleware, { auth });
 }

@@ -1,0 +1,52 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { sign, type TestKeys, testKeys } from "../test/fixtures/keys.js";
+import { createJwtAuthOn } from "./auth.js";
+import { platform as nodePlatform } from "./node/platform.js";
+import { platform as webPlatform } from "./platform.js";
+
+let keys: TestKeys;
+beforeAll(async () => {
+  keys = await testKeys();
+});
+
+function request(token: string | undefined) {
+  return {
+    method: "GET",
+    path: "/x",
+    headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+  };
+}
+
+describe("authenticateNow: the same answers as authenticate(), without a promise when none is needed", () => {
+  it("answers directly with the node:crypto verifier once the keys are loaded", async () => {
+    const auth = createJwtAuthOn(nodePlatform, { algorithm: "HS256", verificationKeys: [keys.hsSecret] });
+    await auth.ready;
+    const token = await sign({ sub: "u1" }, "HS256", keys.hsSecret);
+    const now = auth.authenticateNow(request(token));
+    expect(now).not.toBeInstanceOf(Promise);
+    expect(now).toMatchObject({ ok: true, state: { userId: "u1" } });
+    expect(now).toEqual(await auth.authenticate(request(token)));
+  });
+
+  it("answers a refusal directly", async () => {
+    const auth = createJwtAuthOn(webPlatform, { algorithm: "HS256", verificationKeys: [keys.hsSecret] });
+    await auth.ready;
+    const refused = auth.authenticateNow(request(undefined));
+    expect(refused).not.toBeInstanceOf(Promise);
+    expect(refused).toMatchObject({ ok: false, error: { reason: "token_missing", status: 401 } });
+    expect(refused).toEqual(await auth.authenticate(request(undefined)));
+  });
+
+  it("returns a promise while WebCrypto verifies, and answers a cached token directly", async () => {
+    const auth = createJwtAuthOn(webPlatform, { algorithm: "HS256", verificationKeys: [keys.hsSecret] });
+    await auth.ready;
+    const token = await sign({ sub: "u2" }, "HS256", keys.hsSecret);
+    const first = auth.authenticateNow(request(token));
+    expect(first).toBeInstanceOf(Promise);
+    expect(await first).toMatchObject({ ok: true, state: { userId: "u2" } });
+    await auth.authenticate(request(token));
+    const cached = auth.authenticateNow(request(token));
+    expect(cached).not.toBeInstanceOf(Promise);
+    expect(cached).toMatchObject({ ok: true, state: { userId: "u2" } });
+  });
+});
