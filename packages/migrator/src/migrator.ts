@@ -1,4 +1,5 @@
 import { buildCatalog, type CatalogEntry } from "./catalog.js";
+import { isConnectionLost } from "./connection-lost.js";
 import { InvalidOptionsError } from "./errors.js";
 import { type HistoryTable, readHistory } from "./history.js";
 import { validateIdentifier } from "./identifier.js";
@@ -77,6 +78,7 @@ export function createMigrator(options: MigratorOptions): Migrator {
         log({ level: "info", event: "lock_waiting", ...where }),
       );
       log({ level: "info", event: "lock_acquired", ...where, waitedMs });
+      let connectionLost = false;
       try {
         // Read under the lock: whatever a previous holder applied is seen here.
         const applied = await readHistory(connection, where);
@@ -86,10 +88,15 @@ export function createMigrator(options: MigratorOptions): Migrator {
           await runPlan({ connection, where, catalog, applied, plan, log });
         }
         return result;
+      } catch (error) {
+        connectionLost = isConnectionLost(error);
+        throw error;
       } finally {
-        await releaseLock(connection, where).catch((error: unknown) =>
-          log({ level: "warn", event: "unlock_failed", message: String(error) }),
-        );
+        if (!connectionLost) {
+          await releaseLock(connection, where).catch((error: unknown) =>
+            log({ level: "warn", event: "unlock_failed", message: String(error) }),
+          );
+        }
       }
     } finally {
       connection.release();

@@ -1,6 +1,7 @@
 import type postgres from "postgres";
 import { type RunnableMigration, Umzug, type UmzugStorage } from "umzug";
 import type { CatalogEntry } from "./catalog.js";
+import { isConnectionLost } from "./connection-lost.js";
 import { MigrationFailedError } from "./errors.js";
 import { createHistory, type HistoryRow, type HistoryTable, writeHistory } from "./history.js";
 import type { Plan } from "./plan.js";
@@ -143,10 +144,10 @@ export async function runPlan(options: RunOptions): Promise<void> {
       }
       if (transactional) await connection`commit`;
     } catch (error) {
-      if (transactional) await connection`rollback`.catch(() => {});
       // A failure outside a step (history write, commit) is charged to the segment's last migration.
       const entry = failed.step?.entry ?? (segment[segment.length - 1] as CatalogEntry);
       const cause = failed.step ? failed.step.error : error;
+      if (transactional && !isConnectionLost(cause)) await connection`rollback`.catch(() => {});
       log({
         level: "error",
         event: "failed",

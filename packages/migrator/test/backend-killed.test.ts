@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { createMigrator } from "../src/migrator.js";
+import type { Migration } from "../src/types.js";
+import {
+  historyVersions,
+  TEST_DATABASE_URL,
+  tableMigration,
+  tablesIn,
+  useBackend,
+  useFreshSchema,
+} from "./support.js";
+
+// postgres.js 3.4.9 throws an uncatchable TypeError when a query is written on a reserved connection whose
+// backend has died (porsager/postgres#1208); the workspace patches it (patches/postgres@3.4.9.patch). The
+// migrator runs on a reserved connection, so this is the failure it must survive: a rejected migrate(),
+// the schema as it was, and a process that keeps running.
+describe.skipIf(!TEST_DATABASE_URL)(
+  "a migration whose backend is terminated mid-run (real PostgreSQL)",
+  () => {
+    const current = useBackend("postgres");
+    const freshSchema = useFreshSchema(current);
+
+    it("rejects, leaves the schema at the pre-run version, and the next run completes", async () => {
+      const { sql } = current();
+      const schema = freshSchema();
+      const users = tableMigration("1.0.0", "users");
+      await createMigrator({ sql, schema, migrations: [users] }).migrate();
+
+      const killed: Migration = {
+        version: "1.1.0",
+        name: "killed",
+        up: async ({ sql: run }) => {
+          await run`create table t_killed (id int)`;
+          const [row] = await run<{ pid: number }[]>`select pg_backend_pid() as pid`;
+          await sql`select pg_terminate_backend(${row?.pid ?? 0})`;
+          await run`insert into t_killed values (1)`;
+        },
+        down: ({ sql: run }) => run`drop table t_killed`,
+      };
+      const migrations = [users, killed];
+      await expect(createMigrator({ sql, schema, migrations }).migrate()).rejects.toMatchObject({
+        code: "MIGRATION_FAILED",
+      });
+      expect(await tablesIn(sql, schema)).toEqual(["schema_migrations", "t_users"]);
+      expect(await historyVersions(sql, schema)).toEqual(["1.0.0"]);
+
+      const retried = createMigrator({
+        sql,
+        schema,
+        migrations: [users, { ...killed, up: ({ sql: run }) => run`create table t_killed (id int)` }],
+      });
+      // A changed `up` would be drift only once applied; 1.1.0 never was, so the retry just runs it.
+      await expect(retried.migrate()).resolves.toMatchObject({ to: "1.1.0", applied: ["1.1.0"] });
+    });
+  },
+);
