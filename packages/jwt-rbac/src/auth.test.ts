@@ -44,9 +44,58 @@ describe("authenticateNow: the same answers as authenticate(), without a promise
     const first = auth.authenticateNow(request(token));
     expect(first).toBeInstanceOf(Promise);
     expect(await first).toMatchObject({ ok: true, state: { userId: "u2" } });
-    await auth.authenticate(request(token));
+    // Cached from its second sighting on (the first only notes it), so this verifies again.
+    const second = auth.authenticateNow(request(token));
+    expect(second).toBeInstanceOf(Promise);
+    expect(await second).toMatchObject({ ok: true, state: { userId: "u2" } });
     const cached = auth.authenticateNow(request(token));
     expect(cached).not.toBeInstanceOf(Promise);
     expect(cached).toMatchObject({ ok: true, state: { userId: "u2" } });
+  });
+});
+
+describe("excluded paths", () => {
+  async function anonymousFor(
+    options: { caseSensitiveRoutes?: boolean; excludedRoutePaths?: string[] },
+    path: string,
+  ) {
+    const auth = createJwtAuthOn(nodePlatform, {
+      algorithm: "HS256",
+      verificationKeys: [keys.hsSecret],
+      ...options,
+    });
+    await auth.ready;
+    const result = await auth.authenticate({ method: "POST", path, headers: {} });
+    return result.ok && !result.state.authenticated;
+  }
+
+  it("matches a literal path after normalising it, by the routes' case rule", async () => {
+    const excludedRoutePaths = ["/health", "/", "/public/**", "/files/*"];
+    for (const path of [
+      "/health",
+      "/health/",
+      "/health?probe=1",
+      "/",
+      "",
+      "/public",
+      "/public/a/b",
+      "/files/x",
+    ]) {
+      expect(await anonymousFor({ excludedRoutePaths }, path), path).toBe(true);
+    }
+    for (const path of ["/healthz", "/health/x", "//health", "/files", "/files/x/y", "/HEALTH"]) {
+      expect(await anonymousFor({ excludedRoutePaths }, path), path).toBe(false);
+    }
+    expect(await anonymousFor({ excludedRoutePaths, caseSensitiveRoutes: false }, "/HEALTH/")).toBe(true);
+    expect(await anonymousFor({ excludedRoutePaths: ["/Docs"], caseSensitiveRoutes: false }, "/docs")).toBe(
+      true,
+    );
+    expect(await anonymousFor({ excludedRoutePaths: ["/Docs"] }, "/docs")).toBe(false);
+  });
+
+  it("excludes the default paths", async () => {
+    expect(await anonymousFor({}, "/openapi.json")).toBe(true);
+    expect(await anonymousFor({}, "/docs/oauth2-redirect")).toBe(true);
+    expect(await anonymousFor({}, "/agents")).toBe(false);
   });
 });

@@ -9,9 +9,15 @@ interface Entry<V> {
 /**
  * Bounded cache of verified tokens, keyed by the token string. A hit is one Map lookup, an expiry
  * comparison and a bit set; eviction (CLOCK / second chance) is amortised O(1).
+ *
+ * Admission on the second sighting: the first `set` of a token only notes it in a "seen once" set
+ * (TinyLFU's doorkeeper, bounded like the cache, oldest forgotten first); the second stores it. A
+ * token used once (fresh tokens per request) then costs a set insert instead of an entry, an
+ * eviction and the garbage of both, and cannot push out tokens that are in use.
  */
 export class TokenCache<V> {
   readonly #entries = new Map<string, Entry<V>>();
+  readonly #seenOnce = new Set<string>();
   readonly #max: number;
   readonly #ttlMs: number;
 
@@ -39,12 +45,30 @@ export class TokenCache<V> {
   set(token: string, value: V, nowMs: number, notAfterMs: number | undefined): void {
     const expiresAt = Math.min(nowMs + this.#ttlMs, notAfterMs ?? Number.POSITIVE_INFINITY);
     if (expiresAt <= nowMs || this.#max <= 0) return;
-    if (!this.#entries.has(token) && this.#entries.size >= this.#max) this.#evictOne(nowMs);
+    if (!this.#entries.has(token)) {
+      if (!this.#admit(token)) return;
+      if (this.#entries.size >= this.#max) this.#evictOne(nowMs);
+    }
     this.#entries.set(token, { value, expiresAt, used: false });
   }
 
   clear(): void {
     this.#entries.clear();
+    this.#seenOnce.clear();
+  }
+
+  /** True on a token's second sighting (since it was last forgotten); notes it on the first. */
+  #admit(token: string): boolean {
+    if (this.#seenOnce.delete(token)) return true;
+    if (this.#seenOnce.size >= this.#max) {
+      // A Set iterates in insertion order: the first is the oldest sighting.
+      for (const oldest of this.#seenOnce) {
+        this.#seenOnce.delete(oldest);
+        break;
+      }
+    }
+    this.#seenOnce.add(token);
+    return false;
   }
 
   #evictOne(nowMs: number): void {
