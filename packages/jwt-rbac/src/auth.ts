@@ -3,7 +3,7 @@ import { resolveConfig } from "./config.js";
 import { AuthError } from "./errors.js";
 import type { JwtRbacOptions } from "./options.js";
 import { Authorizer } from "./rbac/authorize.js";
-import { compileRoute, RouteTable } from "./rbac/routes.js";
+import { compileRoute, normalisePath, RouteTable } from "./rbac/routes.js";
 import { type ScopeSet, scopeSet } from "./rbac/scopes.js";
 import { type AuthState, anonymousState, authenticatedState, NO_IDS } from "./state.js";
 import { TokenCache } from "./token/cache.js";
@@ -51,6 +51,31 @@ interface VerifiedToken {
   readonly held: ScopeSet | undefined;
 }
 
+/**
+ * Whether a request skips authentication. The literal paths (all of the defaults) are one `Set`
+ * lookup of the normalised path; the route trie is walked only when a pattern has wildcards (or for
+ * a path without its leading "/", which the trie alone treats exactly as before).
+ */
+function excludedPaths(
+  patterns: readonly string[],
+  caseSensitive: boolean,
+): (method: string, path: string) => boolean {
+  const routes = patterns.map((path) => compileRoute(path, true, false));
+  const table = new RouteTable(routes, { caseSensitive });
+  const literals = new Set<string>();
+  for (const route of routes) {
+    if (route.wildcards > 0) continue;
+    const path = `/${route.segments.join("/")}`;
+    literals.add(caseSensitive ? path : path.toLowerCase());
+  }
+  const walkAlways = literals.size < routes.length;
+  return (method, path) => {
+    const normalised = normalisePath(path);
+    if (literals.has(caseSensitive ? normalised : normalised.toLowerCase())) return true;
+    return (walkAlways || normalised.charCodeAt(0) !== 47) /* / */ && table.match(method, path) !== undefined;
+  };
+}
+
 /** `createJwtAuth` on a given platform (the public entry points bind the runtime's own). */
 export function createJwtAuthOn<C extends object = JWTPayload>(
   platform: Platform,
@@ -61,10 +86,7 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
   const cache =
     config.cache === false ? undefined : new TokenCache<VerifiedToken>(config.cache.max, config.cache.ttlMs);
   const verifier = new TokenVerifier(config, platform, logger, () => cache?.clear());
-  const excluded = new RouteTable(
-    config.excludedRoutePaths.map((path) => compileRoute(path, true, false)),
-    { caseSensitive: config.caseSensitiveRoutes },
-  );
+  const excluded = excludedPaths(config.excludedRoutePaths, config.caseSensitiveRoutes);
   const authorizer = config.authorization ? new Authorizer(config) : undefined;
   const anonymous: AuthResult<C> = { ok: true, state: anonymousState(config.authorization) };
   const toleranceMs = config.clockTolerance * 1000;
@@ -129,7 +151,7 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     const method = request.method.toUpperCase();
     // CORS preflights carry no credentials; routers answer them before any handler.
     if (method === "OPTIONS") return anonymous;
-    if (excluded.match(method, request.path) !== undefined) return anonymous;
+    if (excluded(method, request.path)) return anonymous;
 
     const token = resolveToken(config, request.headers, request.cookies);
     if (typeof token !== "string") return refuse(method, token);
