@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, hostname, platform, release, totalmem } from "node:os";
 import { dirname, join, relative } from "node:path";
+import { beforeAfterSection, readBefore } from "./before-after.js";
 import { renderChart } from "./svg.js";
 import type { GroupResult, Machine, Table, Target } from "./types.js";
 
@@ -119,10 +120,10 @@ export function writeReport(report: RunReport, root = ROOT): void {
     });
     chartFiles.set(group.id, files);
   }
-  writeFileSync(join(root, "BENCHMARKS.md"), renderMarkdown(report, chartFiles));
+  writeFileSync(join(root, "BENCHMARKS.md"), renderMarkdown(report, chartFiles, root));
 }
 
-function renderMarkdown(report: RunReport, chartFiles: Map<string, string[]>): string {
+function renderMarkdown(report: RunReport, chartFiles: Map<string, string[]>, root: string): string {
   const m = report.machine;
   const targets = report.groups.flatMap((g) => g.targets);
   const out: string[] = [
@@ -157,6 +158,8 @@ function renderMarkdown(report: RunReport, chartFiles: Map<string, string[]>): s
       rows: targets.map((t) => [t.name, t.goal, t.measured, verdictMark(t)]),
     }),
   ];
+  const before = readBefore(root);
+  if (before !== undefined) out.push(...beforeAfterSection(root, before, report, markdownTable));
   for (const group of report.groups) {
     out.push(`## ${group.title}`, "");
     if (group.skipped) {
