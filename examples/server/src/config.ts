@@ -1,26 +1,11 @@
 import { resolve } from "node:path";
+import { type JwtAlgorithm, SUPPORTED_ALGORITHMS } from "@agent-platform/jwt-rbac";
 import { z } from "zod";
 import { messagingConfigSchema } from "./messaging/index.js";
 
 /** Ids are path segments and log fields; `all` is the route that migrates every database. */
 export const DATABASE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
 const RESERVED_DATABASE_IDS = new Set(["all"]);
-
-export const JWT_ALGORITHMS = [
-  "HS256",
-  "HS384",
-  "HS512",
-  "RS256",
-  "RS384",
-  "RS512",
-  "PS256",
-  "PS384",
-  "PS512",
-  "ES256",
-  "ES384",
-  "ES512",
-  "EdDSA",
-] as const;
 
 export type PlatformEnv = "development" | "test" | "production";
 export type TokenSourceName = "header" | "cookie" | "both";
@@ -35,7 +20,7 @@ export interface JwtConfig {
   readonly verificationKey: string | undefined;
   readonly jwksFile: string | undefined;
   readonly jwksUrl: string | undefined;
-  readonly algorithm: (typeof JWT_ALGORITHMS)[number] | undefined;
+  readonly algorithm: JwtAlgorithm | undefined;
   readonly audience: string[] | undefined;
   readonly verifyAudience: boolean;
   readonly issuer: string[] | undefined;
@@ -172,7 +157,7 @@ const serverEnvSchema = z.object({
   JWT_JWKS_URL: optionalText.pipe(
     z.url({ protocol: /^https?$/, error: "expected an http(s) URL" }).optional(),
   ),
-  JWT_ALGORITHM: optionalText.pipe(z.enum(JWT_ALGORITHMS).optional()),
+  JWT_ALGORITHM: optionalText.pipe(z.enum(SUPPORTED_ALGORITHMS).optional()),
   JWT_AUDIENCE: commaList,
   JWT_VERIFY_AUDIENCE: booleanText(false),
   JWT_ISSUER: commaList,
