@@ -61,6 +61,19 @@ export interface TestServerOptions {
   migrations?: readonly Migration[];
 }
 
+/** The environment every test server starts from: loopback, a random port, the test key. */
+export async function testServerEnv(dataDir: string): Promise<Record<string, string>> {
+  return {
+    HOST: "127.0.0.1",
+    PORT: "0",
+    PLATFORM_ENV: "test",
+    PLATFORM_DATA_DIR: dataDir,
+    LOG_LEVEL: "info",
+    JWT_VERIFICATION_KEY: await publicKeyPem(),
+    JWT_ALGORITHM: "ES256",
+  };
+}
+
 /** The real server in-process on a random port, with the test key configured and logs captured. */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), "server-test-"));
@@ -70,13 +83,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   }
   const logs: string[] = [];
   const config = loadConfig({
-    HOST: "127.0.0.1",
-    PORT: "0",
-    PLATFORM_ENV: "test",
-    PLATFORM_DATA_DIR: dataDir,
-    LOG_LEVEL: "info",
-    JWT_VERIFICATION_KEY: await publicKeyPem(),
-    JWT_ALGORITHM: "ES256",
+    ...(await testServerEnv(dataDir)),
     SHUTDOWN_TIMEOUT_MS: "5000",
     ...(database === undefined ? {} : { DATABASE_URL: database.url }),
     ...options.env,

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { publicKeyPem } from "../../helpers.js";
+import { testServerEnv } from "../../helpers.js";
 
 const SERVER_DIR = join(dirname(fileURLToPath(import.meta.url)), "../../..");
 
@@ -25,13 +25,7 @@ export async function spawnServer(env: Record<string, string>): Promise<ChildSer
     env: {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? tmpdir(),
-      HOST: "127.0.0.1",
-      PORT: "0",
-      PLATFORM_ENV: "test",
-      PLATFORM_DATA_DIR: dataDir,
-      LOG_LEVEL: "info",
-      JWT_VERIFICATION_KEY: await publicKeyPem(),
-      JWT_ALGORITHM: "ES256",
+      ...(await testServerEnv(dataDir)),
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
