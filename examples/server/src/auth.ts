@@ -54,6 +54,7 @@ export function jwtOptions(
     authorization: jwt.authorization,
     tokenSource: jwt.tokenSource,
     ...(jwt.cookieName === undefined ? {} : { cookieName: jwt.cookieName }),
+    ...(jwt.allowedOrigins === undefined ? {} : { allowedOrigins: jwt.allowedOrigins }),
     scopeMappings: SERVER_SCOPE_MAPPINGS,
     excludedRoutePaths: [...DEFAULT_EXCLUDED_ROUTE_PATHS, ...publicPaths],
     logger: { warn: (message) => logger.warn(message), debug: (message) => logger.debug(message) },
