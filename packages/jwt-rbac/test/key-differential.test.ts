@@ -214,7 +214,7 @@ let cases: Case[];
 async function rsaCases(
   label: string,
   alg: "RS256" | "PS256",
-  pair: RsaFixture,
+  pair: Omit<RsaFixture, "publicKey">,
   construction: string,
   expected: Expected,
 ): Promise<Promise<Case>[]> {
@@ -264,12 +264,12 @@ beforeAll(async () => {
     Promise.resolve(keys.eddsa),
   ]);
   const e3Pair: RsaFixture = {
-    privateKey: e3.privateKey,
+    ...e3,
     publicJwk: await exportJWK(e3.publicKey),
     publicPem: await exportSPKI(e3.publicKey),
   };
-  const rs2048: RsaFixture = keys.rs256;
-  const ps2048: RsaFixture = keys.ps256;
+  const rs2048 = keys.rs256;
+  const ps2048 = keys.ps256;
   const es = keys.es256;
   const esToken = (kid?: string) =>
     sign({ sub: "u" }, "ES256", es.privateKey, kid === undefined ? {} : { kid });

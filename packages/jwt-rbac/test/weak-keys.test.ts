@@ -1,11 +1,8 @@
-// @peculiar/x509 resolves its ASN.1 codecs through tsyringe, which needs the Reflect metadata API.
-import "reflect-metadata";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { X509CertificateGenerator } from "@peculiar/x509";
 import type { JWK } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createJwtAuthOn } from "../src/auth.js";
@@ -15,7 +12,7 @@ import { platform as nodePlatform } from "../src/node/platform.js";
 import { platform as webPlatform } from "../src/platform.js";
 import type { Platform } from "../src/token/signature-types.js";
 import { craft, rsaSigner } from "./fixtures/hostile-tokens.js";
-import { NOW_S, sign, type TestKeys, testKeys } from "./fixtures/keys.js";
+import { NOW_S, selfSignedCertificate, sign, type TestKeys, testKeys } from "./fixtures/keys.js";
 import { type RsaFixture, rocaKeyPair, rsaKeyPair, withExponent } from "./fixtures/weak-keys.js";
 
 // Weak keys are refused (configured keys) or skipped (JWKS keys) identically by both builds.
@@ -34,19 +31,7 @@ let servedJwks: unknown;
 
 beforeAll(async () => {
   [keys, rsa1024, roca] = await Promise.all([testKeys(), rsaKeyPair(1024), rocaKeyPair()]);
-  const algorithm = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" };
-  const certificate = await X509CertificateGenerator.createSelfSigned({
-    serialNumber: "02",
-    name: "CN=weak issuer",
-    notBefore: new Date(Date.now() - 60_000),
-    notAfter: new Date(Date.now() + 3_600_000),
-    signingAlgorithm: algorithm,
-    keys: {
-      privateKey: rsa1024.privateKey,
-      publicKey: await crypto.subtle.importKey("jwk", rsa1024.publicJwk, algorithm, true, ["verify"]),
-    },
-  });
-  certificate1024 = certificate.toString("pem");
+  certificate1024 = (await selfSignedCertificate(rsa1024)).pem;
   jwksServer = createServer((_req, res) => {
     res.setHeader("content-type", "application/json");
     res.end(JSON.stringify(servedJwks));
