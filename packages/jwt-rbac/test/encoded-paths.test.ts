@@ -1,5 +1,10 @@
 import { connect } from "node:net";
-import express, { type Express, Router } from "express";
+import express, {
+  type Express,
+  type Request as ExpressRequest,
+  type Response as ExpressResponse,
+  Router,
+} from "express";
 import express4 from "express4";
 import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -59,9 +64,10 @@ async function honoWithMiddleware(app: Hono, counter: Counter): Promise<Hono> {
 }
 
 function expressRoutes<T extends Express | Router>(app: T, counter: Counter): T {
+  const routes = app as Pick<Router, "get" | "post" | "delete">;
   for (const route of ROUTES) {
     const method = route.method.toLowerCase() as "get" | "post" | "delete";
-    app[method](route.pattern, (_req, res) => {
+    routes[method](route.pattern, (_req: ExpressRequest, res: ExpressResponse) => {
       counter.calls++;
       res.json({ handled: true });
     });
