@@ -21,6 +21,7 @@ export {
   SUPPORTED_ALGORITHMS,
   TokenSource,
 } from "./options.js";
+export type { RouteAccess } from "./rbac/access.js";
 export { DEFAULT_EXCLUDED_ROUTE_PATHS, DEFAULT_SCOPE_MAPPINGS, LISTING_RESOURCES } from "./rbac/defaults.js";
 export { matchRoute, normalisePath, type RouteMatch } from "./rbac/routes.js";
 export { DEFAULT_ADMIN_SCOPE, hasRequiredScopes, type ParsedScope, parseScope } from "./rbac/scopes.js";

@@ -51,6 +51,11 @@ export class Authorizer {
     this.#deny = config.unmappedRoutes === "deny";
   }
 
+  /** The scopes the route's mapping requires; undefined when no mapping matches. */
+  required(method: string, path: string): readonly string[] | undefined {
+    return this.#routes.match(method, path)?.route.value.required;
+  }
+
   /** The accessible resource ids (empty outside listing routes), or the refusal. */
   authorize(method: string, path: string, held: ScopeSet): ReadonlySet<string> | AuthError {
     const match = this.#routes.match(method, path);
