@@ -2,6 +2,7 @@ import { DEFAULT_EXCLUDED_ROUTE_PATHS, type JwtRbacOptions } from "@agent-platfo
 import type { Logger } from "pino";
 import { hasJwtKey, type ServerConfig } from "./config.js";
 import { DEV_KEY_ALGORITHM, type DevKey } from "./dev-key.js";
+import { DOCS_FILE_PATHS } from "./http/docs.js";
 
 /** Routes the server adds to the middleware's default scope table. */
 export const SERVER_SCOPE_MAPPINGS: Readonly<Record<string, readonly string[]>> = {
@@ -55,7 +56,7 @@ export function jwtOptions(
     tokenSource: jwt.tokenSource,
     ...(jwt.cookieName === undefined ? {} : { cookieName: jwt.cookieName }),
     scopeMappings: SERVER_SCOPE_MAPPINGS,
-    excludedRoutePaths: [...DEFAULT_EXCLUDED_ROUTE_PATHS, ...publicPaths],
+    excludedRoutePaths: [...DEFAULT_EXCLUDED_ROUTE_PATHS, ...DOCS_FILE_PATHS, ...publicPaths],
     logger: { warn: (message) => logger.warn(message), debug: (message) => logger.debug(message) },
   };
 }

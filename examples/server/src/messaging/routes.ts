@@ -1,6 +1,7 @@
 import { IncomingMessage } from "node:http";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Logger } from "pino";
+import { ErrorBody, validationHook } from "../http/contract.js";
 import type { Channel } from "./channel.js";
 import { InvalidPayloadError, PayloadTooLargeError } from "./errors.js";
 import { INBOX_STATUSES, type InboxStore } from "./inbox/store.js";
@@ -8,11 +9,6 @@ import { readRawBody } from "./raw-body.js";
 
 /** Meta's deliveries are a few KiB; the cap only has to stop abuse. */
 export const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
-
-const ErrorBody = z.object({
-  detail: z.string().openapi({ description: "Error detail message" }),
-  error_code: z.string().openapi({ description: "Error code for categorization" }),
-});
 
 function errorResponse(description: string) {
   return { description, content: { "application/json": { schema: ErrorBody } } };
@@ -37,15 +33,7 @@ export interface WebhookDeps {
  * middleware (scope `config:read`).
  */
 export function createMessagingRoutes(name: string, deps: WebhookDeps | null): OpenAPIHono {
-  const app = new OpenAPIHono({
-    defaultHook: (result, c) => {
-      if (!result.success) {
-        const issue = result.error.issues[0];
-        const detail = issue ? `${issue.path.join(".") || "request"}: ${issue.message}` : "Invalid request";
-        return c.json({ detail, error_code: "VALIDATION_ERROR" }, 422);
-      }
-    },
-  });
+  const app = new OpenAPIHono({ defaultHook: validationHook });
   const tags = [channelTag(name)];
 
   app.openapi(
@@ -191,9 +179,8 @@ function mountWebhook(app: OpenAPIHono, name: string, tags: string[], deps: Webh
       path: `/${name}/inbox`,
       tags,
       summary: "Inbox rows, newest first",
-      description: "Requires scope `config:read`. Failed rows keep their last error for inspection.",
-      // The scheme the server registers (src/http/routes/databases.ts), named here to avoid an import cycle.
-      security: [{ HTTPBearer: [] }],
+      // Its scope (and `security`) is written into the document from the JWT middleware's own table.
+      description: "Failed rows keep their last error for inspection.",
       request: {
         query: z.object({
           status: z.enum(INBOX_STATUSES).optional(),
