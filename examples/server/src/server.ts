@@ -8,7 +8,13 @@ import { createApp } from "./app.js";
 import { assertKeyConfigured, jwtOptions, StartupError } from "./auth.js";
 import { hasJwtKey, type ServerConfig } from "./config.js";
 import { openDatabases, type PlatformDatabase } from "./databases.js";
-import { DEV_KEY_ALGORITHM, type DevToken, loadOrCreateDevKey, signDevToken } from "./dev-key.js";
+import {
+  DEV_KEY_ALGORITHM,
+  type DevToken,
+  devTokenAudience,
+  loadOrCreateDevKey,
+  signDevToken,
+} from "./dev-key.js";
 import { answerClientErrors } from "./http/client-error.js";
 import { createLogger } from "./http/logging.js";
 import { createMessaging, type Messaging } from "./messaging/index.js";
@@ -151,13 +157,7 @@ export async function startServer(
   );
   messaging?.start();
 
-  const devToken =
-    devKey === undefined
-      ? undefined
-      : await signDevToken(devKey, {
-          audience: config.jwt.audience ?? config.platformId,
-          issuer: config.jwt.issuer?.[0],
-        });
+  const devToken = devKey === undefined ? undefined : await signDevToken(devKey, devTokenAudience(config));
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
