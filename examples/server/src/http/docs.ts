@@ -27,6 +27,8 @@ const ASSETS: Readonly<Record<string, { readonly path: string; readonly type: st
     path: `${SWAGGER_UI_DIR}oauth2-redirect.js`,
     type: "text/javascript; charset=utf-8",
   },
+  // Named by both pages, so the browser does not ask for /favicon.ico (which is behind JWT).
+  "favicon-32x32.png": { path: `${SWAGGER_UI_DIR}favicon-32x32.png`, type: "image/png" },
   "redoc.standalone.js": {
     path: require.resolve("redoc/bundles/redoc.standalone.js"),
     type: "text/javascript; charset=utf-8",
@@ -45,7 +47,8 @@ const SWAGGER_INIT = `window.ui = SwaggerUIBundle({
 `;
 
 // Only this server: no page can load a script, font or image from elsewhere or send a request elsewhere.
-// Both renderers set inline styles; ReDoc runs its search in a worker from a blob.
+// Both renderers set inline styles; ReDoc runs its search in a worker from a blob, and its menu always
+// shows Redocly's logo from cdn.redoc.ly, which this policy blocks (the page works without it).
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
   "font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; base-uri 'none'; form-action 'self'; " +
@@ -57,6 +60,7 @@ function page(title: string, head: string, body: string): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" type="image/png" href="/docs/favicon-32x32.png">
 <title>${title}</title>
 ${head}
 </head>
