@@ -1,13 +1,9 @@
 import { execFile } from "node:child_process";
-import { cp, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { promisify } from "node:util";
 import { decodeJwt } from "jose";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { loadConfig } from "../src/config.js";
-import { type RunningServer, startServer } from "../src/server.js";
-import { request } from "./helpers.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { request, startDevKeyServer } from "./helpers.js";
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, "..", "..", "..");
@@ -30,19 +26,14 @@ async function devToken(args: string[], env: Record<string, string>) {
 }
 
 describe("pnpm dev-token", () => {
+  let server: Awaited<ReturnType<typeof startDevKeyServer>>;
   let dataDir: string;
-  let server: RunningServer;
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), "dev-token-"));
-    await cp(inject("pgliteTemplateDir"), join(dataDir, "default"), { recursive: true });
-    // No key configured: the server uses the development key of this data dir, as under `pnpm start`.
-    server = await startServer(
-      loadConfig({ PORT: "0", PLATFORM_ENV: "development", PLATFORM_DATA_DIR: dataDir, LOG_LEVEL: "silent" }),
-    );
+    server = await startDevKeyServer();
+    dataDir = server.dataDir;
   });
   afterAll(async () => {
-    await server?.stop();
-    await rm(dataDir, { recursive: true, force: true });
+    await server?.cleanup();
   });
 
   it("prints only a token with the scopes, subject and lifetime asked for, which the server accepts", async () => {

@@ -1,11 +1,7 @@
-import { cp, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { type Browser, chromium } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { loadConfig } from "../src/config.js";
-import { type RunningServer, startServer } from "../src/server.js";
+import { type Browser, type BrowserContext, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHROMIUM, CHROMIUM_ARGS, ensureChromium } from "./browser.js";
+import { startDevKeyServer } from "./helpers.js";
 
 const available = ensureChromium();
 if (!available.ok) console.warn(`SKIPPED: the /docs browser tests: ${available.reason}`);
@@ -13,25 +9,20 @@ if (!available.ok) console.warn(`SKIPPED: the /docs browser tests: ${available.r
 // /docs in a real headless Chromium: every operation listed, nothing fetched from anywhere but this
 // server, and "Try it out" authorised with a pasted development token.
 describe.skipIf(!available.ok)("/docs in a headless browser", { timeout: 120_000 }, () => {
-  let dataDir: string;
-  let server: RunningServer;
+  let server: Awaited<ReturnType<typeof startDevKeyServer>>;
   let browser: Browser;
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), "docs-browser-"));
-    await cp(inject("pgliteTemplateDir"), join(dataDir, "default"), { recursive: true });
     // No key configured: the development key, and its token, as under `pnpm start`.
-    server = await startServer(
-      loadConfig({ PORT: "0", PLATFORM_ENV: "development", PLATFORM_DATA_DIR: dataDir, LOG_LEVEL: "silent" }),
-    );
+    server = await startDevKeyServer();
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   });
   afterAll(async () => {
     await browser?.close();
-    await server?.stop();
-    await rm(dataDir, { recursive: true, force: true });
+    await server?.cleanup();
   });
 
-  it("lists every operation, loads nothing from elsewhere, and sends an authorised request that gets 200", async () => {
+  /** A browser context whose requests may go to 127.0.0.1 only; the others are aborted and listed. */
+  async function loopbackOnly(): Promise<{ context: BrowserContext; elsewhere: string[] }> {
     const context = await browser.newContext();
     const elsewhere: string[] = [];
     await context.route("**/*", (route) => {
@@ -40,6 +31,11 @@ describe.skipIf(!available.ok)("/docs in a headless browser", { timeout: 120_000
       elsewhere.push(url.href);
       return route.abort();
     });
+    return { context, elsewhere };
+  }
+
+  it("lists every operation, loads nothing from elsewhere, and sends an authorised request that gets 200", async () => {
+    const { context, elsewhere } = await loopbackOnly();
     const page = await context.newPage();
     const pageErrors: string[] = [];
     page.on("pageerror", (error) => pageErrors.push(error.message));
@@ -93,14 +89,7 @@ describe.skipIf(!available.ok)("/docs in a headless browser", { timeout: 120_000
   });
 
   it("/redoc renders the document; its one outside request (Redocly's logo) is blocked by the page's CSP", async () => {
-    const context = await browser.newContext();
-    const elsewhere: string[] = [];
-    await context.route("**/*", (route) => {
-      const url = new URL(route.request().url());
-      if (url.hostname === "127.0.0.1") return route.continue();
-      elsewhere.push(url.href);
-      return route.abort();
-    });
+    const { context, elsewhere } = await loopbackOnly();
     const page = await context.newPage();
     const blocked: string[] = [];
     page.on("console", (message) => {
