@@ -3,11 +3,7 @@ import type { Logger } from "pino";
 import { hasJwtKey, type ServerConfig } from "./config.js";
 import { DEV_KEY_ALGORITHM, type DevKey } from "./dev-key.js";
 import { DOCS_FILE_PATHS } from "./http/docs.js";
-
-/** Routes the server adds to the middleware's default scope table. */
-export const SERVER_SCOPE_MAPPINGS: Readonly<Record<string, readonly string[]>> = {
-  "GET /whatsapp/inbox": ["config:read"],
-};
+import { MESSAGING_ROUTE_POLICY } from "./messaging/index.js";
 
 export class StartupError extends Error {
   constructor(
@@ -30,12 +26,7 @@ export function assertKeyConfigured(config: ServerConfig): void {
 }
 
 /** The jwt-rbac options of this server: the configured key source, or the generated development key. */
-export function jwtOptions(
-  config: ServerConfig,
-  devKey: DevKey | undefined,
-  publicPaths: readonly string[],
-  logger: Logger,
-): JwtRbacOptions {
+export function jwtOptions(config: ServerConfig, devKey: DevKey | undefined, logger: Logger): JwtRbacOptions {
   const { jwt } = config;
   const keySource: JwtRbacOptions =
     devKey !== undefined
@@ -55,8 +46,14 @@ export function jwtOptions(
     authorization: jwt.authorization,
     tokenSource: jwt.tokenSource,
     ...(jwt.cookieName === undefined ? {} : { cookieName: jwt.cookieName }),
-    scopeMappings: SERVER_SCOPE_MAPPINGS,
-    excludedRoutePaths: [...DEFAULT_EXCLUDED_ROUTE_PATHS, ...DOCS_FILE_PATHS, ...publicPaths],
+    ...(jwt.allowedOrigins === undefined ? {} : { allowedOrigins: jwt.allowedOrigins }),
+    // The messaging package names its own routes, so a new channel needs no change here.
+    scopeMappings: MESSAGING_ROUTE_POLICY.scopeMappings,
+    excludedRoutePaths: [
+      ...DEFAULT_EXCLUDED_ROUTE_PATHS,
+      ...DOCS_FILE_PATHS,
+      ...MESSAGING_ROUTE_POLICY.excludedPaths,
+    ],
     logger: { warn: (message) => logger.warn(message), debug: (message) => logger.debug(message) },
   };
 }

@@ -28,6 +28,8 @@ export interface JwtConfig {
   readonly authorization: boolean;
   readonly tokenSource: TokenSourceName;
   readonly cookieName: string | undefined;
+  /** Origins allowed to send cookie-authenticated unsafe requests; undefined: the request's own. */
+  readonly allowedOrigins: string[] | undefined;
 }
 
 export interface ServerConfig {
@@ -122,6 +124,7 @@ const serverEnvSchema = z.object({
   JWT_AUDIENCE: envList,
   JWT_VERIFY_AUDIENCE: envBoolean(false),
   JWT_ISSUER: envList,
+  JWT_ALLOWED_ORIGINS: envList,
   JWT_AUTHORIZATION: envBoolean(true),
   JWT_TOKEN_SOURCE: envEnum(["header", "cookie", "both"], "header"),
   JWT_COOKIE_NAME: envText,
@@ -174,6 +177,7 @@ export function loadConfig(env: Env = process.env): ServerConfig {
       authorization: vars.JWT_AUTHORIZATION,
       tokenSource: vars.JWT_TOKEN_SOURCE,
       cookieName: vars.JWT_COOKIE_NAME,
+      allowedOrigins: vars.JWT_ALLOWED_ORIGINS,
     },
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
     messaging: messaging.data,

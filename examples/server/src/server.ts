@@ -17,7 +17,7 @@ import {
 } from "./dev-key.js";
 import { answerClientErrors } from "./http/client-error.js";
 import { createLogger } from "./http/logging.js";
-import { createMessaging, type Messaging } from "./messaging/index.js";
+import { type ServerMessaging, wireMessaging } from "./messaging/index.js";
 import { canonicalVersion } from "./migrate.js";
 import { platformMigrations } from "./migrations/index.js";
 
@@ -115,17 +115,17 @@ export async function startServer(
     return database.sql;
   };
 
-  let messaging: Messaging | null = null;
+  let messaging: ServerMessaging | null = null;
   let server: NodeServer;
   let url = "";
   try {
-    messaging = await createMessaging({
+    messaging = await wireMessaging({
       config: config.messaging,
       sql: platformDatabase.sql,
       logger: logger.child({ component: "messaging" }),
       production: config.env === "production",
     });
-    const auth = jwtRbac(jwtOptions(config, devKey, messaging?.publicPaths ?? [], logger));
+    const auth = jwtRbac(jwtOptions(config, devKey, logger));
     // A key that cannot be imported for the algorithm stops startup instead of failing every request.
     await auth.auth.ready;
     const app = createApp({

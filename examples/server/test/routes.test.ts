@@ -128,7 +128,8 @@ describe("routes of the reference server", () => {
     }
     // Only the listed files: nothing else of the npm package (or the disk) is reachable.
     expect((await request(server, "GET", "/docs/package.json")).status).toBe(404);
-    expect((await request(server, "GET", "/docs/..%2fpackage.json")).status).toBe(404);
+    // An encoded slash is refused by the path rule (400) before any route.
+    expect([400, 404]).toContain((await request(server, "GET", "/docs/..%2fpackage.json")).status);
     expect((await request(server, "GET", "/docs/__proto__")).status).toBe(404);
   });
 

@@ -22,12 +22,13 @@ describe("routeAccess: what the tables in force require", () => {
     expect(auth.routeAccess("GET", "/whatsapp/inbox").scopes).toEqual(["config:read"]);
     expect(auth.routeAccess("POST", "/whatsapp/webhook").public).toBe(true);
     expect(auth.routeAccess("GET", "/health").public).toBe(true);
-    // Not excluded here, though it is by default.
-    expect(auth.routeAccess("GET", "/docs")).toEqual({ public: false, scopes: [] });
+    // Not excluded here, though it is by default; unmapped, so (unmappedRoutes "deny") admin only.
+    expect(auth.routeAccess("GET", "/docs")).toEqual({ public: false, scopes: ["platform:admin"] });
   });
 
-  it("an unmapped route needs any token, or the admin scope under unmappedRoutes deny", () => {
-    expect(createJwtAuth({ ...key, authorization: true }).routeAccess("GET", "/unmapped").scopes).toEqual([]);
+  it("an unmapped route needs any token under unmappedRoutes allow, the admin scope under deny", () => {
+    const allow = createJwtAuth({ ...key, authorization: true, unmappedRoutes: "allow" });
+    expect(allow.routeAccess("GET", "/unmapped").scopes).toEqual([]);
     const deny = createJwtAuth({
       ...key,
       authorization: true,

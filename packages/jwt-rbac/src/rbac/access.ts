@@ -1,3 +1,6 @@
+import { isAuthError } from "../errors.js";
+import { type CanonicalPath, canonicalPath } from "./canonical-path.js";
+
 /**
  * What a route needs, read from the tables a `JwtAuth` actually enforces: for documentation (an OpenAPI
  * document's `security`), so the documented scopes cannot drift from the checked ones.
@@ -13,9 +16,9 @@ export interface RouteAccess {
 }
 
 export interface AccessTables {
-  readonly excluded: (method: string, path: string) => boolean;
+  readonly excluded: (method: string, path: CanonicalPath) => boolean;
   /** The mapped scopes of a route, undefined when no mapping matches; undefined when authorization is off. */
-  readonly required: ((method: string, path: string) => readonly string[] | undefined) | undefined;
+  readonly required: ((method: string, path: CanonicalPath) => readonly string[] | undefined) | undefined;
   readonly unmappedRoutes: "allow" | "deny";
   readonly adminScope: string;
 }
@@ -23,9 +26,15 @@ export interface AccessTables {
 const PUBLIC: RouteAccess = Object.freeze({ public: true, scopes: Object.freeze([]) });
 const ANY_TOKEN: RouteAccess = Object.freeze({ public: false, scopes: Object.freeze([]) });
 
-/** `path` may be an OpenAPI template (`/databases/{db_id}/migrate`): a `{name}` segment matches a `*`. */
-export function routeAccess(tables: AccessTables, method: string, path: string): RouteAccess {
+/**
+ * `path` is read by the same path rule as a request's, and may be an OpenAPI template
+ * (`/databases/{db_id}/migrate`): a `{name}` segment matches a `*`. A path the rule refuses is refused
+ * for every request, so it needs the admin scope here too.
+ */
+export function routeAccess(tables: AccessTables, method: string, text: string): RouteAccess {
   const upper = method.toUpperCase();
+  const path = canonicalPath(text);
+  if (isAuthError(path)) return { public: false, scopes: [tables.adminScope] };
   if (upper === "OPTIONS" || tables.excluded(upper, path)) return PUBLIC;
   if (tables.required === undefined) return ANY_TOKEN;
   const scopes = tables.required(upper, path);
