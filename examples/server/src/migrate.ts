@@ -100,7 +100,8 @@ export async function migrateDatabase(
     message: `Database migrated successfully to version ${result.to}`,
     db_id: database.id,
     from_version: result.from,
-    to_version: result.to,
+    // Only a "base" target ends below every version (null), and target_version takes versions only.
+    to_version: result.to as string,
     direction: result.direction,
     applied: result.applied,
   };

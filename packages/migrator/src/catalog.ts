@@ -1,4 +1,4 @@
-import { checksum, codeFingerprint } from "./checksum.js";
+import { checksumOf } from "./checksum.js";
 import { DuplicateVersionError, InvalidOptionsError } from "./errors.js";
 import type { Migration } from "./types.js";
 import { compareVersions, parseVersion, type Version } from "./version.js";
@@ -52,7 +52,7 @@ function toEntry(migration: Migration, index: number): CatalogEntry {
   return {
     version,
     name: migration.name,
-    checksum: checksum(migration.source ?? codeFingerprint(migration.up.toString())),
+    checksum: checksumOf(migration),
     transactional: migration.transaction !== false,
     migration,
   };

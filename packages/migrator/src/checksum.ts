@@ -1,8 +1,14 @@
 import { createHash } from "node:crypto";
+import type { Migration } from "./types.js";
 
 /** sha256 of a migration's source text; line endings are normalised so a CRLF checkout does not read as drift. */
 export function checksum(source: string): string {
   return createHash("sha256").update(source.replace(/\r\n/g, "\n")).digest("hex");
+}
+
+/** The checksum recorded for a migration in the history. */
+export function checksumOf(migration: Migration): string {
+  return checksum(migration.source ?? codeFingerprint(migration.up.toString()));
 }
 
 // Punctuation that printers add or drop freely (`(sql) =>` vs `sql =>`, trailing `;` and `,`).

@@ -1,17 +1,25 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
+import { checksumOf } from "./checksum.js";
+import { createMigrationFiles } from "./create.js";
 import { MigratorError } from "./errors.js";
 import { createMigrator } from "./migrator.js";
+import { BASE } from "./plan.js";
 import { sqlMigrations } from "./sql-files.js";
 import type { MigrateResult, MigrationStatus } from "./types.js";
 
 const USAGE = `Usage: platform-migrate <command> [options]
 
 Commands:
-  status                 show the current, latest, applied and pending versions
-  up [--to V]            apply pending migrations up to V (default: the latest)
-  down --to V            revert applied migrations above V, newest first
+  status [--with-sql]    show the current, latest, applied and pending versions
+  up [--to V | --steps N]
+                         apply pending migrations up to V, or the next N (default: all)
+  down (--to V | --to base | --steps N)
+                         revert applied migrations above V (base: all of them), or the newest N
+  create <name> [--version V]
+                         write <version>_<name>.up.sql and .down.sql in --dir (default version: the
+                         next patch after the highest existing one)
 
 Options:
   --database-url URL     PostgreSQL connection string (default: $DATABASE_URL)
@@ -21,6 +29,7 @@ Options:
   --lock-timeout-ms MS   how long to wait for another run's lock (default: 30000)
   --dry-run              print the plan, change nothing (up, down)
   --json                 print JSON instead of text
+  --with-sql             status --json: include each migration's SQL text
   -h, --help             show this help`;
 
 /** A mistake on the command line: exit code 2 with the usage text. */
@@ -44,6 +53,9 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<
         table: { type: "string" },
         "lock-timeout-ms": { type: "string" },
         to: { type: "string" },
+        steps: { type: "string" },
+        version: { type: "string" },
+        "with-sql": { type: "boolean", default: false },
         "dry-run": { type: "boolean", default: false },
         json: { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
@@ -55,13 +67,35 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<
       return 0;
     }
     const [command, ...extra] = positionals;
+    if (command === "create") {
+      const [name, ...rest] = extra;
+      if (name === undefined) throw new UsageError("create needs a name: create <name> [--version V]");
+      if (rest.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(rest[0])}`);
+      const written = createMigrationFiles(resolve(values.dir), name, values.version);
+      io.out(json ? JSON.stringify(written, null, 2) : `Created ${written.up}\nCreated ${written.down}`);
+      return 0;
+    }
     if (command !== "status" && command !== "up" && command !== "down") {
       throw new UsageError(command ? `unknown command ${JSON.stringify(command)}` : "missing command");
     }
     if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
-    if (command === "down" && values.to === undefined) throw new UsageError("down needs --to <version>");
-    if (command === "status" && (values.to !== undefined || values["dry-run"])) {
-      throw new UsageError("status takes no --to or --dry-run");
+    if (values.to !== undefined && values.steps !== undefined) {
+      throw new UsageError("give either --to or --steps, not both");
+    }
+    if (command === "down" && values.to === undefined && values.steps === undefined) {
+      throw new UsageError("down needs --to <version|base> or --steps <n>");
+    }
+    if (
+      command === "status" &&
+      (values.to !== undefined || values.steps !== undefined || values["dry-run"])
+    ) {
+      throw new UsageError("status takes no --to, --steps or --dry-run");
+    }
+    if (values["with-sql"] && command !== "status") throw new UsageError("--with-sql is for status");
+    if (values.version !== undefined) throw new UsageError("--version is for create");
+    const stepCount = values.steps === undefined ? undefined : Number(values.steps);
+    if (values.steps !== undefined && (!/^[1-9]\d{0,5}$/.test(values.steps) || stepCount === undefined)) {
+      throw new UsageError(`--steps needs a positive whole number, got ${JSON.stringify(values.steps)}`);
     }
     const url = values["database-url"] ?? env.DATABASE_URL;
     if (!url) throw new UsageError("no database: pass --database-url or set DATABASE_URL");
@@ -87,19 +121,26 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<
       });
       if (command === "status") {
         const status = await migrator.status();
-        io.out(json ? JSON.stringify(status, null, 2) : formatStatus(status));
+        io.out(json ? JSON.stringify(statusJson(status, values["with-sql"]), null, 2) : formatStatus(status));
         return 0;
       }
       const to = values.to;
       const dryRun = values["dry-run"];
+      const target =
+        stepCount !== undefined
+          ? { steps: command === "down" ? -stepCount : stepCount }
+          : to === undefined
+            ? {}
+            : { to };
       // `up` never reverts and `down` never applies: check the direction on the plan before running it.
-      const plan = await migrator.migrate({ ...(to === undefined ? {} : { to }), dryRun: true });
+      // The run then goes to the version the plan names, so `--steps` means what was planned.
+      const plan = await migrator.migrate({ ...target, dryRun: true });
       if (plan.direction !== "none" && plan.direction !== command) {
         throw new UsageError(
-          `${plan.to} is ${command === "up" ? "below" : "above"} the current version ${plan.from}; use ${plan.direction} --to ${plan.to}`,
+          `${plan.to ?? BASE} is ${command === "up" ? "below" : "above"} the current version ${plan.from}; use ${plan.direction} --to ${plan.to ?? BASE}`,
         );
       }
-      const result = dryRun ? plan : await migrator.migrate({ to: plan.to });
+      const result = dryRun ? plan : await migrator.migrate({ to: plan.to ?? BASE });
       io.out(json ? JSON.stringify({ ...result, dryRun }, null, 2) : formatResult(result, dryRun));
       return 0;
     } finally {
@@ -135,13 +176,29 @@ function formatStatus(status: MigrationStatus): string {
   return lines.join("\n");
 }
 
+/** What `status --json` prints: versions, names, checksums and state; SQL text only when asked for. */
+function statusJson(status: MigrationStatus, withSql: boolean) {
+  return {
+    current: status.current,
+    latest: status.latest,
+    applied: status.applied.map((m) => ({ ...m, state: "applied" })),
+    pending: status.pending.map((m) => ({
+      version: m.version.replace(/^v/, ""),
+      name: m.name,
+      checksum: checksumOf(m),
+      state: "pending",
+      ...(withSql ? { sql: m.source ?? null } : {}),
+    })),
+  };
+}
+
 function formatResult(result: MigrateResult, dryRun: boolean): string {
-  if (result.direction === "none") return `Already at ${result.to}; nothing to do.`;
+  if (result.direction === "none") return `Already at ${result.to ?? BASE}; nothing to do.`;
   const verb = result.direction === "up" ? "apply" : "revert";
   const list = result.applied.join(", ");
   return dryRun
-    ? `Dry run: would ${verb} ${list} (${result.from ?? "(none)"} -> ${result.to}); nothing changed.`
-    : `Migrated ${result.from ?? "(none)"} -> ${result.to}: ${verb === "apply" ? "applied" : "reverted"} ${list}.`;
+    ? `Dry run: would ${verb} ${list} (${result.from ?? BASE} -> ${result.to ?? BASE}); nothing changed.`
+    : `Migrated ${result.from ?? BASE} -> ${result.to ?? BASE}: ${verb === "apply" ? "applied" : "reverted"} ${list}.`;
 }
 
 process.exitCode = await run(process.argv.slice(2), process.env, {

@@ -136,6 +136,69 @@ describe.each(backends())("migrate() on $kind", ({ current }) => {
   });
 });
 
+describe.each(backends())("base and steps on $kind", ({ current }) => {
+  const freshSchema = useFreshSchema(current);
+  const three = [tableMigration("1.0.0", "a"), tableMigration("1.1.0", "b"), tableMigration("1.2.0", "c")];
+
+  it("reverts every migration, the first included, with to: base, and comes back up", async () => {
+    const { sql } = current();
+    const schema = freshSchema();
+    const migrator = createMigrator({ sql, migrations: three, schema });
+    await migrator.migrate();
+
+    expect(await migrator.migrate({ to: "base" })).toEqual({
+      from: "1.2.0",
+      to: null,
+      direction: "down",
+      applied: ["1.2.0", "1.1.0", "1.0.0"],
+    });
+    expect(await tablesIn(sql, schema)).toEqual(["schema_migrations"]);
+    expect(await historyVersions(sql, schema)).toEqual([]);
+    expect((await migrator.status()).current).toBeNull();
+    expect((await migrator.migrate({ to: "base" })).direction).toBe("none");
+
+    expect((await migrator.migrate()).applied).toEqual(["1.0.0", "1.1.0", "1.2.0"]);
+    expect(await tablesIn(sql, schema)).toEqual(["schema_migrations", "t_a", "t_b", "t_c"]);
+  });
+
+  it("moves by steps both ways, stopping at the latest and at base", async () => {
+    const { sql } = current();
+    const schema = freshSchema();
+    const migrator = createMigrator({ sql, migrations: three, schema });
+
+    expect(await migrator.migrate({ steps: 2 })).toMatchObject({
+      from: null,
+      to: "1.1.0",
+      applied: ["1.0.0", "1.1.0"],
+    });
+    expect(await migrator.migrate({ steps: -1 })).toMatchObject({
+      to: "1.0.0",
+      direction: "down",
+      applied: ["1.1.0"],
+    });
+    expect(await historyVersions(sql, schema)).toEqual(["1.0.0"]);
+    expect(await migrator.migrate({ steps: 5 })).toMatchObject({ to: "1.2.0", applied: ["1.1.0", "1.2.0"] });
+    expect((await migrator.migrate({ steps: 1 })).direction).toBe("none");
+    expect(await migrator.migrate({ steps: -9, dryRun: true })).toMatchObject({
+      to: null,
+      applied: ["1.2.0", "1.1.0", "1.0.0"],
+    });
+    expect(await migrator.migrate({ steps: -3 })).toMatchObject({
+      to: null,
+      applied: ["1.2.0", "1.1.0", "1.0.0"],
+    });
+    expect(await tablesIn(sql, schema)).toEqual(["schema_migrations"]);
+  });
+
+  it("refuses to and steps together, and steps that are not a non-zero integer, before touching the database", async () => {
+    const migrator = createMigrator({ sql: current().sql, migrations: three, schema: freshSchema() });
+    for (const options of [{ to: "1.0.0", steps: 1 }, { steps: 0 }, { steps: 1.5 }, { steps: Number.NaN }]) {
+      await expect(migrator.migrate(options)).rejects.toMatchObject({ code: "INVALID_OPTIONS" });
+    }
+    await expect(migrator.migrate({ to: "Base" })).rejects.toMatchObject({ code: "INVALID_VERSION" });
+  });
+});
+
 describe.each(backends())("round trips on $kind", ({ current }) => {
   const freshSchema = useFreshSchema(current);
   const trivial: Migration[] = Array.from({ length: 200 }, (_, i) => ({

@@ -65,7 +65,7 @@ export function createMigrator(options: MigratorOptions): Migrator {
   }
 
   async function migrate(migrateOptions: MigrateOptions = {}): Promise<MigrateResult> {
-    const target = resolveTarget(catalog, migrateOptions.to);
+    const target = resolveTarget(catalog, migrateOptions.to, migrateOptions.steps);
     if (migrateOptions.dryRun) {
       // No lock: a dry run changes nothing, and under MVCC it reads a consistent (pre-run) history.
       const plan = planMigration(catalog, (await readHistory(sql, where)) ?? [], target);

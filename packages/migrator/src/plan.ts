@@ -1,6 +1,7 @@
 import type { CatalogEntry } from "./catalog.js";
 import {
   ChecksumMismatchError,
+  InvalidOptionsError,
   IrreversibleMigrationError,
   OutOfOrderError,
   UnknownAppliedVersionError,
@@ -11,19 +12,43 @@ import { compareVersions, parseVersion } from "./version.js";
 
 export interface Plan {
   readonly from: string | null;
-  readonly to: string;
+  /** `null`: base, below the first migration (nothing applied). */
+  readonly to: string | null;
   readonly direction: MigrationDirection | "none";
   /** In execution order: ascending for up, descending for down. */
   readonly steps: CatalogEntry[];
 }
 
-/** The catalog entry for a requested target (default: the latest). Throws before any database work. */
-export function resolveTarget(catalog: readonly CatalogEntry[], to: string | undefined): CatalogEntry {
-  if (to === undefined) return catalog[catalog.length - 1] as CatalogEntry;
+/** The spelling of the target below the first migration (every migration reverted). */
+export const BASE = "base";
+
+/** Where a run goes: a catalog entry, base (`null`), or a number of steps from the current version. */
+export type Target = { readonly entry: CatalogEntry | null } | { readonly steps: number };
+
+/**
+ * The requested target (default: the latest), checked before any database work: exactly one of `to` and
+ * `steps`; `steps` a non-zero integer (positive applies, negative reverts).
+ */
+export function resolveTarget(
+  catalog: readonly CatalogEntry[],
+  to: string | undefined,
+  steps: number | undefined,
+): Target {
+  if (to !== undefined && steps !== undefined) {
+    throw new InvalidOptionsError("give either `to` or `steps`, not both");
+  }
+  if (steps !== undefined) {
+    if (!Number.isSafeInteger(steps) || steps === 0) {
+      throw new InvalidOptionsError(`\`steps\` must be a non-zero integer (negative reverts); got ${steps}`);
+    }
+    return { steps };
+  }
+  if (to === undefined) return { entry: catalog[catalog.length - 1] as CatalogEntry };
+  if (to === BASE) return { entry: null };
   const version = parseVersion(to);
   const entry = catalog.find((e) => compareVersions(e.version, version) === 0);
   if (!entry) throw new UnknownVersionError(version.text);
-  return entry;
+  return { entry };
 }
 
 /** Entries whose versions appear in `applied`, after checking the history against the code. */
@@ -51,7 +76,7 @@ function appliedEntries(
 export function planMigration(
   catalog: readonly CatalogEntry[],
   applied: readonly AppliedMigration[],
-  target: CatalogEntry,
+  target: Target,
 ): Plan {
   const done = appliedEntries(catalog, applied);
   // The catalog is sorted, so the last applied entry is the current version.
@@ -61,18 +86,42 @@ export function planMigration(
     const outOfOrder = catalog.find((e) => !done.has(e) && compareVersions(e.version, current.version) < 0);
     if (outOfOrder) throw new OutOfOrderError(outOfOrder.version.text, current.version.text);
   }
+  const entry = "steps" in target ? stepTarget(catalog, done, current, target.steps) : target.entry;
   const from = current?.version.text ?? null;
-  const to = target.version.text;
-  const order = current ? compareVersions(target.version, current.version) : 1;
+  const to = entry?.version.text ?? null;
+  const order = compareEntries(entry, current);
   if (order === 0) return { from, to, direction: "none", steps: [] };
   if (order > 0) {
-    const steps = catalog.filter((e) => !done.has(e) && compareVersions(e.version, target.version) <= 0);
+    const steps = catalog.filter((e) => !done.has(e) && compareEntries(e, entry) <= 0);
     return { from, to, direction: "up", steps };
   }
-  const steps = catalog
-    .filter((e) => done.has(e) && compareVersions(e.version, target.version) > 0)
-    .reverse();
+  const steps = catalog.filter((e) => done.has(e) && compareEntries(e, entry) > 0).reverse();
   const irreversible = steps.find((e) => e.migration.down === undefined);
   if (irreversible) throw new IrreversibleMigrationError(irreversible.version.text);
   return { from, to, direction: "down", steps };
+}
+
+/** Orders entries with `null` (base) below every version. */
+function compareEntries(a: CatalogEntry | null, b: CatalogEntry | null): number {
+  if (!a || !b) return (a ? 1 : 0) - (b ? 1 : 0);
+  return compareVersions(a.version, b.version);
+}
+
+/**
+ * The entry `steps` away from `current`: the `steps`-th pending one going up, the applied one below the
+ * `-steps`-th newest going down (base when that reverts everything). More steps than there are stop at
+ * the last pending migration or at base, as node-pg-migrate and Flyway do.
+ */
+function stepTarget(
+  catalog: readonly CatalogEntry[],
+  done: Set<CatalogEntry>,
+  current: CatalogEntry | null,
+  steps: number,
+): CatalogEntry | null {
+  if (steps > 0) {
+    const pending = catalog.filter((e) => !done.has(e));
+    return pending[Math.min(steps, pending.length) - 1] ?? current;
+  }
+  const applied = catalog.filter((e) => done.has(e)).reverse();
+  return applied[-steps] ?? null;
 }

@@ -49,7 +49,7 @@ export type MigratorEvent =
       level: "info";
       event: "plan";
       from: string | null;
-      to: string;
+      to: string | null;
       direction: MigrationDirection | "none";
       versions: string[];
       dryRun: boolean;
@@ -96,15 +96,25 @@ export interface MigrationStatus {
 }
 
 export interface MigrateOptions {
-  /** Target version (optional leading `v`). Default: the latest. */
+  /**
+   * Target version (optional leading `v`), or `"base"`: below the first migration, every applied
+   * migration reverted. Default: the latest. Not together with `steps`.
+   */
   readonly to?: string;
+  /**
+   * How many migrations to run from the current version: positive applies the next pending ones, negative
+   * reverts the newest applied ones; more than there are stops at the latest or at base. Not with `to`.
+   */
+  readonly steps?: number;
   /** Compute and return the plan, change nothing. */
   readonly dryRun?: boolean;
 }
 
 export interface MigrateResult {
+  /** `null`: nothing was applied (base). */
   readonly from: string | null;
-  readonly to: string;
+  /** `null`: base (everything reverted, or nothing to apply on an empty history). */
+  readonly to: string | null;
   readonly direction: MigrationDirection | "none";
   /** Versions run (or, for a dry run, to be run), in execution order. */
   readonly applied: string[];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { InvalidVersionError } from "./errors.js";
-import { compareVersions, parseVersion } from "./version.js";
+import { compareVersions, isVersion, parseVersion } from "./version.js";
 
 const order = (a: string, b: string) => Math.sign(compareVersions(parseVersion(a), parseVersion(b)));
 
@@ -53,5 +53,14 @@ describe("compareVersions", () => {
     const shuffled = [...sorted].reverse();
     shuffled.sort(order);
     expect(shuffled).toEqual(sorted);
+  });
+});
+
+describe("isVersion", () => {
+  it("accepts exactly what parseVersion accepts, and bounds the input", () => {
+    expect(["2.5.6", "v2.5.6", "1.0.0-rc.1"].every(isVersion)).toBe(true);
+    expect(["base", "1..2", "", "1.0.0+build", `1.0.0-${"a".repeat(300)}`, 1, null].some(isVersion)).toBe(
+      false,
+    );
   });
 });

@@ -14,13 +14,27 @@ const SEMVER = new RegExp(
   `^v?(${NUMERIC})\\.(${NUMERIC})\\.(${NUMERIC})(?:-(${IDENTIFIER}(?:\\.${IDENTIFIER})*))?$`,
 );
 
+// Far above any real version; bounds what the regular expression is run on.
+const MAX_VERSION_LENGTH = 256;
+
+/** Parses a migration version (`2.3.0`, `v2.3.0`, `2.3.0-rc.1`); throws `InvalidVersionError`. */
 export function parseVersion(input: string): Version {
-  const match = typeof input === "string" ? SEMVER.exec(input) : null;
-  if (!match) throw new InvalidVersionError(String(input));
+  const match = typeof input === "string" && input.length <= MAX_VERSION_LENGTH ? SEMVER.exec(input) : null;
+  if (!match) throw new InvalidVersionError(String(input).slice(0, MAX_VERSION_LENGTH));
   const core = [Number(match[1]), Number(match[2]), Number(match[3])] as const;
   if (!core.every(Number.isSafeInteger)) throw new InvalidVersionError(input);
   const prerelease = match[4] ? match[4].split(".").map((id) => (/^\d+$/.test(id) ? Number(id) : id)) : [];
   return { text: input.startsWith("v") ? input.slice(1) : input, core, prerelease };
+}
+
+/** Whether `input` is a version the migrator accepts: the one grammar, for edges that validate early. */
+export function isVersion(input: unknown): input is string {
+  try {
+    parseVersion(input as string);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Semantic-version precedence: negative when `a` < `b`, zero when equal, positive when `a` > `b`. */

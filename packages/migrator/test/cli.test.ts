@@ -43,7 +43,23 @@ describe("platform-migrate without a database", () => {
   it.each([
     [[], /missing command/],
     [["sideways"], /unknown command "sideways"/],
-    [["down", "--dir", dir, "--database-url", "postgres://x@127.0.0.1/x"], /down needs --to <version>/],
+    [
+      ["down", "--dir", dir, "--database-url", "postgres://x@127.0.0.1/x"],
+      /down needs --to <version\|base> or --steps <n>/,
+    ],
+    [
+      ["up", "--to", "1.0.0", "--steps", "1", "--database-url", "postgres://x@127.0.0.1/x"],
+      /either --to or --steps/,
+    ],
+    [
+      ["down", "--steps=-1", "--database-url", "postgres://x@127.0.0.1/x"],
+      /--steps needs a positive whole number/,
+    ],
+    [
+      ["down", "--steps", "0", "--database-url", "postgres://x@127.0.0.1/x"],
+      /--steps needs a positive whole number/,
+    ],
+    [["create"], /create needs a name/],
     [["status", "--dir", dir], /no database: pass --database-url or set DATABASE_URL/],
     [["up", "--bogus"], /Unknown option '--bogus'/],
     [
@@ -82,7 +98,7 @@ describe.skipIf(!TEST_DATABASE_URL)("platform-migrate end to end on real Postgre
     );
 
     const up = await cli(["up", "--to", "v1.1.0", ...common], env);
-    expect(up).toMatchObject({ code: 0, stdout: "Migrated (none) -> 1.1.0: applied 1.0.0, 1.1.0.\n" });
+    expect(up).toMatchObject({ code: 0, stdout: "Migrated base -> 1.1.0: applied 1.0.0, 1.1.0.\n" });
     expect(await historyVersions(sql, schema)).toEqual(["1.0.0", "1.1.0"]);
 
     const dryRun = await cli(["up", "--dry-run", "--json", ...common], env);
@@ -107,6 +123,86 @@ describe.skipIf(!TEST_DATABASE_URL)("platform-migrate end to end on real Postgre
       "Migrated 1.0.0 -> 1.2.0: applied 1.1.0, 1.2.0.\n",
     );
     expect((await cli(["up", ...common], env)).stdout).toBe("Already at 1.2.0; nothing to do.\n");
+  });
+
+  it("status --json lists versions, names, checksums and state without the SQL unless --with-sql", async () => {
+    const { url } = current();
+    const common = ["--dir", dir, "--schema", freshSchema(), "--database-url", url];
+    await cli(["up", "--to", "1.0.0", ...common]);
+    const plain = await cli(["status", "--json", ...common]);
+    expect(plain.stdout).not.toContain("create table");
+    const status = JSON.parse(plain.stdout);
+    expect(status.applied).toEqual([
+      expect.objectContaining({
+        version: "1.0.0",
+        name: "users",
+        checksum: expect.stringMatching(/^[0-9a-f]{64}$/),
+        state: "applied",
+      }),
+    ]);
+    expect(status.pending[0]).toEqual({
+      version: "1.1.0",
+      name: "sessions",
+      checksum: expect.stringMatching(/^[0-9a-f]{64}$/),
+      state: "pending",
+    });
+    const withSql = JSON.parse((await cli(["status", "--json", "--with-sql", ...common])).stdout);
+    expect(withSql.pending[0].sql).toBe("create table sessions (id int);");
+  });
+
+  it("down --to base reverts the first migration too; --steps moves both ways", async () => {
+    const { sql, url } = current();
+    const schema = freshSchema();
+    const common = ["--dir", dir, "--schema", schema, "--database-url", url];
+    expect((await cli(["up", "--steps", "2", ...common])).stdout).toBe(
+      "Migrated base -> 1.1.0: applied 1.0.0, 1.1.0.\n",
+    );
+    expect((await cli(["down", "--steps", "1", ...common])).stdout).toBe(
+      "Migrated 1.1.0 -> 1.0.0: reverted 1.1.0.\n",
+    );
+    expect((await cli(["down", "--to", "base", ...common])).stdout).toBe(
+      "Migrated 1.0.0 -> base: reverted 1.0.0.\n",
+    );
+    expect(await historyVersions(sql, schema)).toEqual([]);
+    expect(await tablesIn(sql, schema)).toEqual(["schema_migrations"]);
+    expect((await cli(["up", "--to", "base", ...common])).stdout).toBe("Already at base; nothing to do.\n");
+  });
+
+  it("create writes the next patch version's files, which then run up and down", async () => {
+    const { sql, url } = current();
+    const schema = freshSchema();
+    const own = mkdtempSync(join(tmpdir(), "migrator-create-"));
+    try {
+      writeFileSync(join(own, "2.5.6_first.up.sql"), "create table first (id int);");
+      const created = await cli(["create", "add_notes", "--dir", own]);
+      expect(created).toMatchObject({ code: 0, stderr: "" });
+      expect(created.stdout).toBe(
+        `Created ${join(own, "2.5.7_add_notes.up.sql")}\nCreated ${join(own, "2.5.7_add_notes.down.sql")}\n`,
+      );
+      writeFileSync(join(own, "2.5.7_add_notes.up.sql"), "create table notes (id int);");
+      writeFileSync(join(own, "2.5.7_add_notes.down.sql"), "drop table notes;");
+      const common = ["--dir", own, "--schema", schema, "--database-url", url];
+      expect((await cli(["up", ...common])).code).toBe(0);
+      expect(await tablesIn(sql, schema)).toEqual(["first", "notes", "schema_migrations"]);
+      expect((await cli(["down", "--steps", "1", ...common])).code).toBe(0);
+      expect(await tablesIn(sql, schema)).toEqual(["first", "schema_migrations"]);
+
+      const explicit = await cli(["create", "later", "--version", "3.0.0", "--dir", own, "--json"]);
+      expect(JSON.parse(explicit.stdout)).toMatchObject({ version: "3.0.0" });
+      for (const [version, message] of [
+        ["3.0.0", /already has a migration with version 3\.0\.0/],
+        ["2.9.0", /below the highest existing version 3\.0\.0/],
+      ] as const) {
+        const refused = await cli(["create", "again", "--version", version, "--dir", own]);
+        expect(refused.code).toBe(1);
+        expect(refused.stderr).toMatch(message);
+      }
+      const badName = await cli(["create", "../escape", "--dir", own]);
+      expect(badName.code).toBe(1);
+      expect(badName.stderr).toMatch(/must be 1-100 letters/);
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
   });
 
   it("refuses up to a version below the current one, and down to one above", async () => {
