@@ -43,7 +43,8 @@ export function namedFiles({ manifest }: Installed): string[] {
 
 /**
  * The conditions that must select the WebCrypto build. Bun and Deno also match `node`, and so does a
- * bundler run for Node, so each of these has to come before `node` in the exports map.
+ * bundler run for Node (wrangler with WRANGLER_BUILD_PLATFORM=node), so each of these has to come
+ * before `node` in the exports map.
  */
 export const WEB_CONDITIONS = ["workerd", "worker", "edge-light", "deno", "bun", "browser"] as const;
 

@@ -8,12 +8,15 @@ const cases = installedPackages()
   .flatMap(moduleSpecifiers)
   .flatMap((specifier) => WEB_CONDITIONS.map((condition) => ({ specifier, condition })));
 
-/** Bundles a specifier (for the browser unless told) and lists every Node built-in import reached from it. */
+/** Bundles a specifier and lists every Node built-in import reached from it. */
 async function bundle(
   specifier: string,
   format: "esm" | "cjs",
   conditions: string[],
-  platform: "browser" | "node" = "browser",
+  // Neutral adds no condition of its own: `browser` (which esbuild's browser platform adds) would
+  // otherwise stand in for a missing `deno` or `bun` and hide it. The browser platform as wrangler
+  // uses it is tested by the workerd bundle in runtimes.test.ts.
+  platform: "neutral" | "node" = "neutral",
 ) {
   const nodeImports: string[] = [];
   const recordNodeImports: Plugin = {
@@ -38,8 +41,8 @@ async function bundle(
     metafile: true,
     logLevel: "silent",
     format,
-    // Browser adds the `browser` condition by itself (which is why it is the last web condition in the maps).
     platform,
+    mainFields: ["module", "main"],
     conditions,
     plugins: [recordNodeImports],
   });
