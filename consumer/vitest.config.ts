@@ -6,10 +6,8 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     // Packing, one npm install and two tsc runs happen once, before any test file.
     globalSetup: ["src/setup.ts"],
-    // The files mostly wait for child processes (tsc, servers, runtimes), so they run side by side; in
-    // threads, which end at once, where a fork with its children just killed was slow to stop.
+    // The files mostly wait for child processes (tsc, servers, runtimes), so they run side by side.
     maxWorkers: 3,
-    pool: "threads",
     testTimeout: 120_000,
     hookTimeout: 120_000,
   },
