@@ -11,11 +11,23 @@ import {
 
 export type { AuthState, JwtRbacOptions } from "../index.js";
 
+/**
+ * Custom claims for `req.auth.claims`. Express's `Request` is one global type that a call's type
+ * argument cannot reach, so the application declares its claims once, and `jwtRbac()` and every
+ * handler's `req.auth` take them from here:
+ * `declare module "@agent-platform/jwt-rbac/express" { interface JwtRbacRegister { claims: MyClaims } }`
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled in by the application's module augmentation
+export interface JwtRbacRegister {}
+
+/** The claims type of `req.auth`: the registered one, else jose's `JWTPayload`. */
+export type RegisteredClaims = JwtRbacRegister extends { claims: infer C extends object } ? C : JWTPayload;
+
 declare global {
   namespace Express {
     interface Request {
       /** Set by `jwtRbac()` from `@agent-platform/jwt-rbac/express`. */
-      auth?: AuthState;
+      auth?: AuthState<RegisteredClaims>;
     }
   }
 }
@@ -25,7 +37,7 @@ export interface ExpressJwtRbacOptions extends JwtRbacOptions {
   passError?: boolean;
 }
 
-export type ExpressJwtRbacMiddleware<C extends object = JWTPayload> = RequestHandler & {
+export type ExpressJwtRbacMiddleware<C extends object = RegisteredClaims> = RequestHandler & {
   readonly auth: JwtAuth<C>;
 };
 
@@ -35,14 +47,15 @@ export type ExpressJwtRbacMiddleware<C extends object = JWTPayload> = RequestHan
  * literals match case-insensitively by default, as Express routers do (`caseSensitiveRoutes: true`
  * for apps and routers created with case-sensitive routing), so `/AGENTS` cannot slip past `/agents`.
  */
-export function jwtRbac<C extends object = JWTPayload>(
+export function jwtRbac<C extends object = RegisteredClaims>(
   options: ExpressJwtRbacOptions = {},
 ): ExpressJwtRbacMiddleware<C> {
   const { passError = false, caseSensitiveRoutes = false, ...coreOptions } = options;
   const auth = createJwtAuth<C>({ ...coreOptions, caseSensitiveRoutes });
   const answer = (req: Request, res: Response, next: NextFunction, result: AuthResult<C>): void => {
     if (result.ok) {
-      req.auth = result.state as AuthState;
+      // C is the registered claims type unless the caller names another; the cast is theirs to keep true.
+      req.auth = result.state as AuthState<RegisteredClaims>;
       next();
     } else if (passError) {
       next(result.error);
