@@ -1,3 +1,4 @@
+import type postgres from "postgres";
 import { describe, expect, it } from "vitest";
 import { createMigrator } from "../src/migrator.js";
 import type { Migration } from "../src/types.js";
@@ -41,6 +42,9 @@ describe.skipIf(!TEST_DATABASE_URL)(
       await expect(createMigrator({ sql, schema, migrations }).migrate()).rejects.toMatchObject({
         code: "MIGRATION_FAILED",
       });
+      // Every pooled connection still works: releasing the dead reserved connection used to put it back in the
+      // pool's open queue, failing the next query it got with the insert's CONNECTION_CLOSED (#1199).
+      await expectPoolUsable(sql);
       expect(await tablesIn(sql, schema)).toEqual(["schema_migrations", "t_users"]);
       expect(await historyVersions(sql, schema)).toEqual(["1.0.0"]);
 
@@ -52,5 +56,37 @@ describe.skipIf(!TEST_DATABASE_URL)(
       // A changed `up` would be drift only once applied; 1.1.0 never was, so the retry just runs it.
       await expect(retried.migrate()).resolves.toMatchObject({ to: "1.1.0", applied: ["1.1.0"] });
     });
+
+    it("keeps the pool usable when the close reaches the client before the next query is written", async () => {
+      const { sql } = current();
+      const schema = freshSchema();
+      const users = tableMigration("1.0.0", "users");
+      await createMigrator({ sql, schema, migrations: [users] }).migrate();
+      const killed: Migration = {
+        version: "1.1.0",
+        name: "killed",
+        up: async ({ sql: run }) => {
+          const [row] = await run<{ pid: number }[]>`select pg_backend_pid() as pid`;
+          await sql`select pg_terminate_backend(${row?.pid ?? 0})`;
+          // Let the socket close arrive first: the insert is then written on a connection postgres.js already closed.
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          await run`create table t_killed (id int)`;
+        },
+      };
+      await expect(
+        createMigrator({ sql, schema, migrations: [users, killed] }).migrate(),
+      ).rejects.toMatchObject({
+        code: "MIGRATION_FAILED",
+      });
+      await expectPoolUsable(sql);
+      expect(await historyVersions(sql, schema)).toEqual(["1.0.0"]);
+    });
   },
 );
+
+/** One query per pooled connection, in turn (the open queue is round-robin): none may fail. */
+async function expectPoolUsable(sql: postgres.Sql): Promise<void> {
+  for (let i = 0; i < sql.options.max + 1; i++) {
+    await expect(sql`select 1 as ok`).resolves.toEqual([{ ok: 1 }]);
+  }
+}
