@@ -3,6 +3,7 @@ import type { MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import type { Logger } from "pino";
+import { PROTECTED_RESOURCE_PATH } from "./auth.js";
 import type { PlatformDatabase } from "./databases.js";
 import { renderApiReference } from "./http/docs.js";
 import type { AppEnv } from "./http/env.js";
@@ -21,6 +22,8 @@ export interface AppDeps {
   /** Further routes mounted at `/` (the messaging channel), merged into the OpenAPI document. */
   readonly routes?: readonly OpenAPIHono[];
   readonly healthTimeoutMs?: number;
+  /** RFC 9728 metadata for `GET /.well-known/oauth-protected-resource`, given the request's origin. */
+  readonly protectedResource?: (requestOrigin: string) => object;
 }
 
 const DOCUMENT_CONFIG = {
@@ -62,6 +65,11 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerMetaRoutes(app, deps.databases, deps.healthTimeoutMs ?? 2_000);
   registerDatabaseRoutes(app, deps.databases, deps.knownVersions);
   for (const routes of deps.routes ?? []) app.route("/", routes);
+
+  const { protectedResource } = deps;
+  if (protectedResource !== undefined) {
+    app.get(PROTECTED_RESOURCE_PATH, (c) => c.json(protectedResource(new URL(c.req.url).origin)));
+  }
 
   app.doc31("/openapi.json", DOCUMENT_CONFIG);
   let docsPage: string | undefined;

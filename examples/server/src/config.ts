@@ -27,6 +27,10 @@ export interface JwtConfig {
   readonly authorization: boolean;
   readonly tokenSource: TokenSourceName;
   readonly cookieName: string | undefined;
+  readonly scopesClaim: string | undefined;
+  readonly userIdClaim: string | undefined;
+  /** The server's public base URL: the RFC 9728 `resource`, and where its metadata is announced. */
+  readonly publicUrl: string | undefined;
 }
 
 export interface ServerConfig {
@@ -171,6 +175,14 @@ const serverEnvSchema = z.object({
       .default("header"),
   ),
   JWT_COOKIE_NAME: optionalText,
+  JWT_SCOPES_CLAIM: optionalText,
+  JWT_USER_ID_CLAIM: optionalText,
+  PUBLIC_URL: optionalText.pipe(
+    z
+      .url({ protocol: /^https?$/, error: "expected an http(s) URL" })
+      .transform((value) => value.replace(/\/+$/, ""))
+      .optional(),
+  ),
   SHUTDOWN_TIMEOUT_MS: integerText(10_000, 0, 600_000),
 });
 
@@ -227,6 +239,9 @@ export function loadConfig(env: Env = process.env): ServerConfig {
       authorization: vars.JWT_AUTHORIZATION,
       tokenSource: vars.JWT_TOKEN_SOURCE,
       cookieName: vars.JWT_COOKIE_NAME,
+      scopesClaim: vars.JWT_SCOPES_CLAIM,
+      userIdClaim: vars.JWT_USER_ID_CLAIM,
+      publicUrl: vars.PUBLIC_URL,
     },
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
     messaging: messaging.data,
