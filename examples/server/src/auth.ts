@@ -96,6 +96,7 @@ export function jwtOptions(
     ...(jwt.publicUrl === undefined
       ? {}
       : { resourceMetadata: `${jwt.publicUrl}${PROTECTED_RESOURCE_PATH}` }),
+    ...(jwt.allowedOrigins === undefined ? {} : { allowedOrigins: jwt.allowedOrigins }),
     scopeMappings: SERVER_SCOPE_MAPPINGS,
     excludedRoutePaths: [...DEFAULT_EXCLUDED_ROUTE_PATHS, PROTECTED_RESOURCE_PATH, ...publicPaths],
     logger: { warn: (message) => logger.warn(message), debug: (message) => logger.debug(message) },

@@ -31,6 +31,8 @@ export interface JwtConfig {
   readonly userIdClaim: string | undefined;
   /** The server's public base URL: the RFC 9728 `resource`, and where its metadata is announced. */
   readonly publicUrl: string | undefined;
+  /** Origins allowed to send cookie-authenticated unsafe requests; undefined: the request's own. */
+  readonly allowedOrigins: string[] | undefined;
 }
 
 export interface ServerConfig {
@@ -165,6 +167,7 @@ const serverEnvSchema = z.object({
   JWT_AUDIENCE: commaList,
   JWT_VERIFY_AUDIENCE: booleanText(false),
   JWT_ISSUER: commaList,
+  JWT_ALLOWED_ORIGINS: commaList,
   JWT_AUTHORIZATION: booleanText(true),
   JWT_TOKEN_SOURCE: optionalText.pipe(
     z
@@ -242,6 +245,7 @@ export function loadConfig(env: Env = process.env): ServerConfig {
       scopesClaim: vars.JWT_SCOPES_CLAIM,
       userIdClaim: vars.JWT_USER_ID_CLAIM,
       publicUrl: vars.PUBLIC_URL,
+      allowedOrigins: vars.JWT_ALLOWED_ORIGINS,
     },
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
     messaging: messaging.data,

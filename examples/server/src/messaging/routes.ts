@@ -3,7 +3,8 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Logger } from "pino";
 import type { Channel } from "./channel.js";
 import { InvalidPayloadError, PayloadTooLargeError } from "./errors.js";
-import { INBOX_STATUSES, type InboxStore } from "./inbox/store.js";
+import { INBOX_STATUSES, type InboxStore, type InsertCounts } from "./inbox/store.js";
+import { boundMessages, MESSAGE_LIMITS } from "./limits.js";
 import { readRawBody } from "./raw-body.js";
 
 /** Meta's deliveries are a few KiB; the cap only has to stop abuse. */
@@ -116,7 +117,8 @@ function mountWebhook(app: OpenAPIHono, name: string, tags: string[], deps: Webh
       description:
         "Authenticated by the channel's request signature, not by JWT. Every message of the delivery is " +
         "committed to the inbox (deduplicated by message id) before the 200; a reply is sent later by the " +
-        "inbox worker.",
+        "inbox worker. A message that breaks a per-message limit is recorded as a `rejected` row and not " +
+        "answered; the rest of the delivery is stored as usual.",
       request: {
         headers: z.object({
           "x-hub-signature-256": z
@@ -135,6 +137,16 @@ function mountWebhook(app: OpenAPIHono, name: string, tags: string[], deps: Webh
                   status: z.literal("accepted"),
                   received: z.number().int().openapi({ description: "Messages newly stored" }),
                   duplicates: z.number().int().openapi({ description: "Messages already in the inbox" }),
+                  rejected: z
+                    .number()
+                    .int()
+                    .optional()
+                    .openapi({
+                      description:
+                        "Present when messages broke a per-message limit: those newly recorded as `rejected` " +
+                        `rows (depth ${MESSAGE_LIMITS.maxDepth}, ids ${MESSAGE_LIMITS.maxKeyLength} characters, ` +
+                        `strings ${MESSAGE_LIMITS.maxStringLength} characters, ${MESSAGE_LIMITS.maxMessageBytes} bytes)`,
+                    }),
                 }),
                 z.object({ status: z.literal("ignored") }),
               ]),
@@ -172,12 +184,16 @@ function mountWebhook(app: OpenAPIHono, name: string, tags: string[], deps: Webh
         return c.json({ detail: error.message, error_code: "BAD_REQUEST" }, 400);
       }
       if (delivery.kind === "ignored") return c.json({ status: "ignored" as const }, 200);
-      let counts: { received: number; duplicates: number };
+      const { accepted, rejected } = boundMessages(delivery.messages);
+      let counts: InsertCounts;
       try {
-        counts = await store.insert(channel.name, delivery.messages);
+        counts = await store.insert(channel.name, accepted, rejected);
       } catch (error) {
         logger.error({ err: error }, "inbox unavailable; delivery refused with 503");
         return c.json({ detail: "Inbox unavailable, retry later", error_code: "SERVICE_UNAVAILABLE" }, 503);
+      }
+      for (const rejection of rejected) {
+        logger.warn({ message_key: rejection.key, reason: rejection.reason }, "inbox message rejected");
       }
       logger.info({ ...counts, statuses: delivery.statuses }, "webhook delivery stored");
       if (counts.received > 0) deps.onStored();
@@ -191,7 +207,9 @@ function mountWebhook(app: OpenAPIHono, name: string, tags: string[], deps: Webh
       path: `/${name}/inbox`,
       tags,
       summary: "Inbox rows, newest first",
-      description: "Requires scope `config:read`. Failed rows keep their last error for inspection.",
+      description:
+        "Requires scope `config:read`. Failed rows keep their last error; rejected rows (a message that broke a " +
+        "per-message limit) carry the reason in `last_error`.",
       // The scheme the server registers (src/http/routes/databases.ts), named here to avoid an import cycle.
       security: [{ HTTPBearer: [] }],
       request: {

@@ -1,9 +1,11 @@
-import { importJWK, importSPKI, importX509, type JWK } from "jose";
+import { exportJWK, importJWK, importSPKI, importX509, type JWK } from "jose";
 import { JwtRbacConfigError } from "../errors.js";
 import { getOrCreate } from "../get-or-create.js";
 import type { JwtAlgorithm, JwtRbacLogger } from "../options.js";
 import { hashBits, isHmac, keyFamily } from "./algorithms.js";
+import { keyWeakness } from "./key-strength.js";
 import type { SignatureVerifier } from "./signature-types.js";
+import { jwksKeyLabel, WeakKeyFilter } from "./weak-keys.js";
 
 /** What a configured key string looks like, decided without importing it. */
 export type KeyShape = "pem-public" | "pem-certificate" | "pem-other" | "jwk" | "secret";
@@ -128,7 +130,14 @@ export function jwkFitsAlgorithm(jwk: JWK, alg: JwtAlgorithm): boolean {
   return true;
 }
 
-async function importJwkFor(jwk: JWK, alg: JwtAlgorithm): Promise<CryptoKey> {
+/** A configured key that is too weak to trust is a configuration error, named with its label. */
+function refuseWeakKey(jwk: JWK, label: string): void {
+  const weakness = keyWeakness(jwk);
+  if (weakness !== undefined) throw new JwtRbacConfigError(`${label} is refused: ${weakness}`);
+}
+
+async function importJwkFor(jwk: JWK, alg: JwtAlgorithm, label: string): Promise<CryptoKey> {
+  refuseWeakKey(jwk, label);
   const imported = await importJWK(jwk, alg);
   return imported instanceof Uint8Array ? hmacKey(imported, alg) : imported;
 }
@@ -142,7 +151,7 @@ async function importStringKey(
   if (isHmac(alg)) {
     if (shape === "jwk") {
       const jwk = parseJwkString(key, label);
-      return jwkFitsAlgorithm(jwk, alg) ? importJwkFor(jwk, alg) : undefined;
+      return jwkFitsAlgorithm(jwk, alg) ? importJwkFor(jwk, alg, label) : undefined;
     }
     if (shape !== "secret") return undefined;
     return hmacKey(new TextEncoder().encode(key), alg);
@@ -150,14 +159,20 @@ async function importStringKey(
   if (shape === "secret") return undefined;
   if (shape === "jwk") {
     const jwk = parseJwkString(key, label);
-    return jwkFitsAlgorithm(jwk, alg) ? importJwkFor(jwk, alg) : undefined;
+    return jwkFitsAlgorithm(jwk, alg) ? importJwkFor(jwk, alg, label) : undefined;
   }
+  let cryptoKey: CryptoKey;
   try {
-    return shape === "pem-certificate" ? await importX509(key, alg) : await importSPKI(key, alg);
+    // Extractable (it is a public key) so that it can be judged as a JWK by the one key-strength rule.
+    const options = { extractable: true };
+    cryptoKey =
+      shape === "pem-certificate" ? await importX509(key, alg, options) : await importSPKI(key, alg, options);
   } catch {
     // A PEM of another key type (say, an EC key with RS256): not for this algorithm.
     return undefined;
   }
+  refuseWeakKey(await exportJWK(cryptoKey), label);
+  return cryptoKey;
 }
 
 function parseJwkString(key: string, label: string): JWK {
@@ -193,23 +208,29 @@ export async function indexJwks(
   algorithms: readonly JwtAlgorithm[],
   verifier: SignatureVerifier,
   logger: JwtRbacLogger,
+  weakKeys: { readonly filter: WeakKeyFilter; readonly source: string },
   unusable: (label: string, problem: string) => void,
 ): Promise<KeyIndex> {
   const byKid = new Map<JwtAlgorithm, Map<string, PreparedKey[]>>();
   const all = new Map<JwtAlgorithm, PreparedKey[]>();
   for (const [index, jwk] of jwks.entries()) {
     const kid = typeof jwk.kid === "string" ? jwk.kid : undefined;
-    const label = `JWKS key #${index + 1}${kid === undefined ? "" : ` (kid "${kid}")`}`;
+    const label = jwksKeyLabel(jwk, index);
     if (jwk.kty !== "oct" && PRIVATE_JWK_MEMBERS.some((member) => member in jwk)) {
       unusable(label, "is a private JWK; pass only the public key");
       continue;
     }
-    let usable = 0;
-    for (const alg of algorithms) {
-      if (!jwkFitsAlgorithm(jwk, alg)) continue;
+    const fitting = algorithms.filter((alg) => jwkFitsAlgorithm(jwk, alg));
+    if (fitting.length === 0) {
+      logger.debug(`jwt-rbac: ${label} fits none of ${algorithms.join(", ")}; skipped`);
+      continue;
+    }
+    // One bad key of a JWKS (an issuer's old 1024-bit key, say) must not take down the others.
+    if (weakKeys.filter.skip(jwk, label, weakKeys.source)) continue;
+    for (const alg of fitting) {
       let cryptoKey: CryptoKey;
       try {
-        cryptoKey = await importJwkFor(jwk, alg);
+        cryptoKey = await importJwkFor(jwk, alg, label);
       } catch (error) {
         unusable(label, `cannot be imported for ${alg}: ${(error as Error).message}`);
         continue;
@@ -222,9 +243,7 @@ export async function indexJwks(
           kid,
           prepared,
         );
-      usable++;
     }
-    if (usable === 0) logger.debug(`jwt-rbac: ${label} fits none of ${algorithms.join(", ")}; skipped`);
   }
   return { byKid, all };
 }
@@ -253,9 +272,17 @@ export async function loadStaticKeys(
       throw new JwtRbacConfigError(`${label} cannot be imported for ${sources.algorithms.join(", ")}`);
     }
   }
-  const jwks = await indexJwks(sources.jwks, sources.algorithms, verifier, logger, (label, problem) => {
-    throw new JwtRbacConfigError(`${label} ${problem}`);
-  });
+  const weakKeys = { filter: new WeakKeyFilter(logger), source: "JWKS" };
+  const jwks = await indexJwks(
+    sources.jwks,
+    sources.algorithms,
+    verifier,
+    logger,
+    weakKeys,
+    (label, problem) => {
+      throw new JwtRbacConfigError(`${label} ${problem}`);
+    },
+  );
   if (sources.jwks.length > 0 && jwks.all.size === 0) {
     throw new JwtRbacConfigError(`no JWKS key can be used with ${sources.algorithms.join(", ")}`);
   }

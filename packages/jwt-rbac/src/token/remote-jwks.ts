@@ -4,6 +4,7 @@ import { describeUrl, type FetchLimits, fetchJson } from "./fetch-json.js";
 import { type FreshnessBounds, freshnessMs } from "./freshness.js";
 import { indexJwks, type KeyIndex } from "./keys.js";
 import type { SignatureVerifier } from "./signature-types.js";
+import { WeakKeyFilter } from "./weak-keys.js";
 
 export interface RemoteKeysSettings extends FetchLimits, FreshnessBounds {
   /** Refetches (and failed fetches) are at least this far apart. */
@@ -47,7 +48,8 @@ function canonical(jwk: JWK): string {
 /**
  * The one place where fetched keys are admitted. Keys that are not plain public signing keys are
  * skipped with a warning, never a failure of the whole set: one odd key must not lock everyone out.
- * Key-strength checks (RSA size, exponent) belong here too.
+ * Weak keys (RSA under 2048 bits, bad exponents, ROCA, off-curve points) are skipped afterwards,
+ * by the same rule as local JWKS keys (`indexJwks`).
  */
 function admitFetchedKey(
   value: unknown,
@@ -78,6 +80,8 @@ function admitFetchedKey(
  */
 export class RemoteKeySet {
   readonly #options: RemoteKeySetOptions;
+  /** Lives as long as the set: a weak key served on every refetch is warned about once. */
+  readonly #weakKeys: { readonly filter: WeakKeyFilter; readonly source: string };
   #snapshot: Snapshot | undefined;
   #inflight: Promise<void> | undefined;
   #lastAttempt = Number.NEGATIVE_INFINITY;
@@ -85,6 +89,7 @@ export class RemoteKeySet {
 
   constructor(options: RemoteKeySetOptions) {
     this.#options = options;
+    this.#weakKeys = { filter: new WeakKeyFilter(options.logger), source: options.name };
   }
 
   /** The keys of the last good fetch, if any. */
@@ -135,6 +140,7 @@ export class RemoteKeySet {
           this.#options.algorithms,
           this.#options.verifier,
           logger,
+          this.#weakKeys,
           (label, problem) => logger.warn(`jwt-rbac: ${name}: ${label} skipped: ${problem}`),
         );
         if (index.all.size === 0) {

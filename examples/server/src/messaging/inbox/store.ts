@@ -1,7 +1,8 @@
 import type { Sql } from "postgres";
 import type { InboundMessage } from "../channel.js";
+import type { RejectedMessage } from "../limits.js";
 
-export const INBOX_STATUSES = ["pending", "processing", "done", "failed"] as const;
+export const INBOX_STATUSES = ["pending", "processing", "done", "failed", "rejected"] as const;
 export type InboxStatus = (typeof INBOX_STATUSES)[number];
 
 /** A row a worker holds: updates only succeed while `leaseId` is still the row's lease. */
@@ -30,6 +31,16 @@ export interface InboxEntry {
   updated_at: Date;
 }
 
+/** What one delivery did to the inbox; `rejected` is there only when some of its messages were. */
+export interface InsertCounts {
+  /** Messages newly stored for the worker. */
+  received: number;
+  /** Messages (accepted or rejected) already in the inbox. */
+  duplicates: number;
+  /** Messages of this delivery newly recorded as rejected (they broke a limit). */
+  rejected?: number;
+}
+
 /**
  * The durable inbox in the platform database. All times are the database's clock, so several server
  * processes agree on what is due and which leases have expired.
@@ -56,23 +67,49 @@ export class InboxStore {
   }
 
   /**
-   * Stores every message of one delivery in one statement (one transaction): all of them or none.
-   * A message id already in the inbox is skipped and counted as a duplicate.
+   * Stores every message of one delivery in one statement (one transaction): all of them or none. The
+   * rejected ones become `rejected` rows that no worker claims. A key already in the inbox is skipped and
+   * counted as a duplicate.
    */
   async insert(
     channel: string,
     messages: InboundMessage[],
-  ): Promise<{ received: number; duplicates: number }> {
+    rejected: readonly RejectedMessage[] = [],
+  ): Promise<InsertCounts> {
     await this.ready();
-    if (messages.length === 0) return { received: 0, duplicates: 0 };
-    const inserted = await this.sql`
-      INSERT INTO messaging.inbox (channel, message_id, account_id, sender, message_type, message)
-      SELECT ${channel}, m->>'id', m->>'accountId', m->>'from', m->>'type', m
-      FROM jsonb_array_elements(${JSON.stringify(messages, withoutNul)}::text::jsonb) AS m
+    const rows = [
+      ...messages.map((message) => ({
+        key: message.id,
+        accountId: message.accountId,
+        from: message.from,
+        type: message.type,
+        message,
+        status: "pending",
+        reason: null,
+      })),
+      ...rejected.map((rejection) => ({
+        ...rejection,
+        message: { rejected: rejection.reason },
+        status: "rejected",
+      })),
+    ];
+    if (rows.length === 0) return { received: 0, duplicates: 0 };
+    const inserted = await this.sql<{ status: string }[]>`
+      INSERT INTO messaging.inbox
+        (channel, message_id, account_id, sender, message_type, message, status, last_error)
+      SELECT ${channel}, r->>'key', r->>'accountId', r->>'from', r->>'type', r->'message', r->>'status',
+             r->>'reason'
+      FROM jsonb_array_elements(${JSON.stringify(rows, withoutNul)}::text::jsonb) AS r
       ON CONFLICT (channel, message_id) DO NOTHING
-      RETURNING message_id
+      RETURNING status
     `;
-    return { received: inserted.length, duplicates: messages.length - inserted.length };
+    const received = inserted.filter((row) => row.status === "pending").length;
+    const newlyRejected = inserted.length - received;
+    return {
+      received,
+      duplicates: rows.length - inserted.length,
+      ...(rejected.length > 0 ? { rejected: newlyRejected } : {}),
+    };
   }
 
   /**
