@@ -7,11 +7,7 @@ import {
 import type { Logger } from "pino";
 import { hasJwtKey, type ServerConfig } from "./config.js";
 import { DEV_KEY_ALGORITHM, type DevKey } from "./dev-key.js";
-
-/** Routes the server adds to the middleware's default scope table. */
-export const SERVER_SCOPE_MAPPINGS: Readonly<Record<string, readonly string[]>> = {
-  "GET /whatsapp/inbox": ["config:read"],
-};
+import { MESSAGING_ROUTE_POLICY } from "./messaging/index.js";
 
 /** RFC 9728 protected-resource metadata: public, so MCP clients can find the authorization server. */
 export const PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource";
@@ -33,7 +29,10 @@ export function protectedResourceMetadata(
 ): ProtectedResourceMetadata {
   const { jwt } = config;
   const scopes = new Set<string>([DEFAULT_ADMIN_SCOPE]);
-  for (const required of Object.values({ ...DEFAULT_SCOPE_MAPPINGS, ...SERVER_SCOPE_MAPPINGS })) {
+  for (const required of Object.values({
+    ...DEFAULT_SCOPE_MAPPINGS,
+    ...MESSAGING_ROUTE_POLICY.scopeMappings,
+  })) {
     for (const scope of required) scopes.add(scope);
   }
   return {
@@ -66,12 +65,7 @@ export function assertKeyConfigured(config: ServerConfig): void {
 }
 
 /** The jwt-rbac options of this server: the configured key source, or the generated development key. */
-export function jwtOptions(
-  config: ServerConfig,
-  devKey: DevKey | undefined,
-  publicPaths: readonly string[],
-  logger: Logger,
-): JwtRbacOptions {
+export function jwtOptions(config: ServerConfig, devKey: DevKey | undefined, logger: Logger): JwtRbacOptions {
   const { jwt } = config;
   const keySource: JwtRbacOptions =
     devKey !== undefined
@@ -97,8 +91,13 @@ export function jwtOptions(
       ? {}
       : { resourceMetadata: `${jwt.publicUrl}${PROTECTED_RESOURCE_PATH}` }),
     ...(jwt.allowedOrigins === undefined ? {} : { allowedOrigins: jwt.allowedOrigins }),
-    scopeMappings: SERVER_SCOPE_MAPPINGS,
-    excludedRoutePaths: [...DEFAULT_EXCLUDED_ROUTE_PATHS, PROTECTED_RESOURCE_PATH, ...publicPaths],
+    // The messaging package names its own routes, so a new channel needs no change here.
+    scopeMappings: MESSAGING_ROUTE_POLICY.scopeMappings,
+    excludedRoutePaths: [
+      ...DEFAULT_EXCLUDED_ROUTE_PATHS,
+      PROTECTED_RESOURCE_PATH,
+      ...MESSAGING_ROUTE_POLICY.excludedPaths,
+    ],
     logger: { warn: (message) => logger.warn(message), debug: (message) => logger.debug(message) },
   };
 }

@@ -61,7 +61,8 @@ async function honoWithMiddleware(app: Hono, counter: Counter): Promise<Hono> {
 function expressRoutes<T extends Express | Router>(app: T, counter: Counter): T {
   for (const route of ROUTES) {
     const method = route.method.toLowerCase() as "get" | "post" | "delete";
-    app[method](route.pattern, (_req, res) => {
+    // Express and Router share IRouter's route methods; the union of the two does not type-check as one.
+    (app as Router)[method](route.pattern, (_req, res) => {
       counter.calls++;
       res.json({ handled: true });
     });

@@ -1,5 +1,5 @@
+import { MESSAGE_LIMITS } from "@agent-platform/messaging";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MESSAGE_LIMITS } from "../../src/messaging/limits.js";
 import { BACKENDS } from "../databases.js";
 import { type GraphStub, startGraphStub, waitFor } from "./support/graph-stub.js";
 import { type MessagingTestServer, startMessagingServer } from "./support/server.js";
