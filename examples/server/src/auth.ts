@@ -7,6 +7,7 @@ import {
 import type { Logger } from "pino";
 import { hasJwtKey, type ServerConfig } from "./config.js";
 import { DEV_KEY_ALGORITHM, type DevKey } from "./dev-key.js";
+import { DOCS_FILE_PATHS } from "./http/docs.js";
 import { MESSAGING_ROUTE_POLICY } from "./messaging/index.js";
 
 /** RFC 9728 protected-resource metadata: public, so MCP clients can find the authorization server. */
@@ -96,6 +97,7 @@ export function jwtOptions(config: ServerConfig, devKey: DevKey | undefined, log
     excludedRoutePaths: [
       ...DEFAULT_EXCLUDED_ROUTE_PATHS,
       PROTECTED_RESOURCE_PATH,
+      ...DOCS_FILE_PATHS,
       ...MESSAGING_ROUTE_POLICY.excludedPaths,
     ],
     logger: { warn: (message) => logger.warn(message), debug: (message) => logger.debug(message) },
