@@ -1,4 +1,6 @@
-import { webcrypto } from "node:crypto";
+import { type KeyObject, webcrypto } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { createVerifier } from "fast-jwt";
 import { verify as honoVerify } from "hono/jwt";
 import { importSPKI, jwtVerify } from "jose";
@@ -26,6 +28,8 @@ type RowId =
   | "jose"
   | "oursNoCache"
   | "oursCache"
+  | "oursJwksUrlNoCache"
+  | "oursJwksUrlCache"
   | "fastJwt"
   | "fastJwtCache"
   | "jsonwebtoken"
@@ -37,6 +41,8 @@ const LABELS: Record<RowId, [string, BarKind]> = {
   jose: ["jose.jwtVerify, pre-imported CryptoKey", "peer"],
   oursNoCache: ["ours: authenticate(), cache off", "ours"],
   oursCache: ["ours: authenticate(), cache on, same token", "ours"],
+  oursJwksUrlNoCache: ["ours: jwksUrl, cache off", "ours"],
+  oursJwksUrlCache: ["ours: jwksUrl, cache on, same token", "ours"],
   fastJwt: ["fast-jwt createVerifier, no cache", "peer"],
   fastJwtCache: ["fast-jwt createVerifier, cache, same token", "peer"],
   jsonwebtoken: ["jsonwebtoken.verify, KeyObject", "peer"],
@@ -68,6 +74,24 @@ async function importForJose(keys: KeyMaterial): Promise<webcrypto.CryptoKey> {
   return importSPKI(keys.verificationText, keys.alg);
 }
 
+/** A local JWKS endpoint for the jwksUrl rows: one path per algorithm, closed after the group. */
+let jwksServer: Server | undefined;
+const servedJwks = new Map<string, unknown>();
+
+async function serveJwks(alg: Alg, verifyKey: KeyObject): Promise<string> {
+  servedJwks.set(`/${alg}`, { keys: [{ ...verifyKey.export({ format: "jwk" }), alg, use: "sig" }] });
+  if (jwksServer === undefined) {
+    const server = createServer((req, res) => {
+      const body = servedJwks.get(req.url ?? "");
+      res.writeHead(body === undefined ? 404 : 200, { "content-type": "application/json" });
+      res.end(JSON.stringify(body ?? {}));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    jwksServer = server;
+  }
+  return `http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}/${alg}`;
+}
+
 async function buildRows(keys: KeyMaterial, token: string): Promise<Row[]> {
   const alg = keys.alg;
   const row = (id: RowId, run: (() => unknown) | string): Row => {
@@ -83,7 +107,8 @@ async function buildRows(keys: KeyMaterial, token: string): Promise<Row[]> {
   const createJwtAuth = await loadCore();
   const input = { method: "GET", path: BENCH_PATH, headers: { authorization: `Bearer ${token}` } };
   if (isUnavailable(createJwtAuth)) {
-    rows.push(row("oursNoCache", createJwtAuth.unavailable), row("oursCache", createJwtAuth.unavailable));
+    for (const id of ["oursNoCache", "oursCache", "oursJwksUrlNoCache", "oursJwksUrlCache"] as const)
+      rows.push(row(id, createJwtAuth.unavailable));
   } else {
     const noCache = createJwtAuth(oursOptions(keys, { authorization: false, cache: false }));
     const cached = createJwtAuth(oursOptions(keys, { authorization: false }));
@@ -91,6 +116,26 @@ async function buildRows(keys: KeyMaterial, token: string): Promise<Row[]> {
       row("oursNoCache", () => noCache.authenticate(input)),
       row("oursCache", () => cached.authenticate(input)),
     );
+    if (alg === "HS256") {
+      const why = "a JWKS URL serves public keys, never an HMAC secret";
+      rows.push(row("oursJwksUrlNoCache", why), row("oursJwksUrlCache", why));
+    } else {
+      // The same key served over HTTP by a local JWKS endpoint; the first (checking) run fetches it.
+      const jwksUrl = await serveJwks(alg, keys.verifyKey);
+      const remote = (cache?: false) =>
+        createJwtAuth({
+          jwksUrl,
+          algorithm: alg,
+          authorization: false,
+          ...(cache === false ? { cache } : {}),
+        });
+      const remoteNoCache = remote(false);
+      const remoteCached = remote();
+      rows.push(
+        row("oursJwksUrlNoCache", () => remoteNoCache.authenticate(input)),
+        row("oursJwksUrlCache", () => remoteCached.authenticate(input)),
+      );
+    }
   }
   const fastJwt = createVerifier({ key: keys.verificationText, algorithms: [alg], cache: false });
   const fastJwtCache = createVerifier({ key: keys.verificationText, algorithms: [alg], cache: true });
@@ -261,7 +306,12 @@ export async function runVerifyGroup(options: { quick: boolean }): Promise<Group
     {
       title: "Ours against each peer: CPU per op with 32 in flight, ours ÷ peer (below 1 = ours is cheaper)",
       columns: ["ratio", ...ALGORITHMS],
-      rows: [...versus("oursNoCache", peers), ...versus("oursCache", ["fastJwtCache"])],
+      rows: [
+        ...versus("oursNoCache", peers),
+        ...versus("oursCache", ["fastJwtCache"]),
+        ...versus("oursJwksUrlCache", ["oursCache"]),
+        ...versus("oursJwksUrlNoCache", ["oursNoCache"]),
+      ],
     },
   ];
   const targets: Target[] = ALGORITHMS.map((alg) => {
@@ -304,6 +354,25 @@ export async function runVerifyGroup(options: { quick: boolean }): Promise<Group
             )
             .join("; "),
     met: measuredCache.length === 0 ? null : measuredCache.every((c) => c.r <= 1 && c.l <= 1),
+  });
+  const server = jwksServer;
+  jwksServer = undefined;
+  await new Promise((resolve) => (server === undefined ? resolve(undefined) : server.close(resolve)));
+  const jwksHits = ALGORITHMS.map((alg) => {
+    const remote = figures(results[alg], "oursJwksUrlCache");
+    const inline = figures(results[alg], "oursCache");
+    return remote && inline
+      ? { alg, r: remote.cpuUs / inline.cpuUs, l: remote.latencyUs / inline.latencyUs }
+      : null;
+  }).filter((hit) => hit !== null);
+  targets.push({
+    name: "jwksUrl cache hit",
+    goal: "CPU/op and latency ≤ 1.1x the inline-key cache hit",
+    measured:
+      jwksHits.length === 0
+        ? "not measured: ours unavailable"
+        : jwksHits.map((h) => `${h.alg} ${h.r.toFixed(2)}x CPU, ${h.l.toFixed(2)}x latency`).join("; "),
+    met: jwksHits.length === 0 ? null : jwksHits.every((h) => h.r <= 1.1 && h.l <= 1.1),
   });
   return {
     id: "verify",

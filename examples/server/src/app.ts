@@ -4,6 +4,7 @@ import type { MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import type { Logger } from "pino";
+import { PROTECTED_RESOURCE_PATH } from "./auth.js";
 import type { PlatformDatabase } from "./databases.js";
 import { BEARER_SCHEME, validationHook } from "./http/contract.js";
 import { registerDocs } from "./http/docs.js";
@@ -30,6 +31,8 @@ export interface AppDeps {
   /** Further routes mounted at `/` (the messaging channel), merged into the OpenAPI document. */
   readonly routes?: readonly OpenAPIHono[];
   readonly healthTimeoutMs?: number;
+  /** RFC 9728 metadata for `GET /.well-known/oauth-protected-resource`, given the request's origin. */
+  readonly protectedResource?: (requestOrigin: string) => object;
 }
 
 const TITLE = "Agent Platform API";
@@ -72,6 +75,11 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerMetaRoutes(app, deps.databases, deps.healthTimeoutMs ?? 2_000);
   registerDatabaseRoutes(app, deps.databases, deps.knownVersions);
   for (const routes of deps.routes ?? []) app.route("/", routes);
+
+  const { protectedResource } = deps;
+  if (protectedResource !== undefined) {
+    app.get(PROTECTED_RESOURCE_PATH, (c) => c.json(protectedResource(new URL(c.req.url).origin)));
+  }
 
   let document: object | undefined;
   app.get("/openapi.json", (c) => {

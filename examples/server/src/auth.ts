@@ -1,9 +1,49 @@
-import { DEFAULT_EXCLUDED_ROUTE_PATHS, type JwtRbacOptions } from "@agent-platform/jwt-rbac";
+import {
+  DEFAULT_ADMIN_SCOPE,
+  DEFAULT_EXCLUDED_ROUTE_PATHS,
+  DEFAULT_SCOPE_MAPPINGS,
+  type JwtRbacOptions,
+} from "@agent-platform/jwt-rbac";
 import type { Logger } from "pino";
 import { hasJwtKey, type ServerConfig } from "./config.js";
 import { DEV_KEY_ALGORITHM, type DevKey } from "./dev-key.js";
 import { DOCS_FILE_PATHS } from "./http/docs.js";
 import { MESSAGING_ROUTE_POLICY } from "./messaging/index.js";
+
+/** RFC 9728 protected-resource metadata: public, so MCP clients can find the authorization server. */
+export const PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource";
+
+export interface ProtectedResourceMetadata {
+  readonly resource: string;
+  readonly authorization_servers?: readonly string[];
+  readonly scopes_supported: readonly string[];
+  readonly bearer_methods_supported: readonly string[];
+}
+
+/**
+ * The metadata document. `resource` is PUBLIC_URL; without it, the origin the request came to (fine for
+ * development, but a client checks `resource` against the URL it used, so set PUBLIC_URL in production).
+ */
+export function protectedResourceMetadata(
+  config: ServerConfig,
+  requestOrigin: string,
+): ProtectedResourceMetadata {
+  const { jwt } = config;
+  const scopes = new Set<string>([DEFAULT_ADMIN_SCOPE]);
+  for (const required of Object.values({
+    ...DEFAULT_SCOPE_MAPPINGS,
+    ...MESSAGING_ROUTE_POLICY.scopeMappings,
+  })) {
+    for (const scope of required) scopes.add(scope);
+  }
+  return {
+    resource: jwt.publicUrl ?? requestOrigin,
+    ...(jwt.issuer === undefined ? {} : { authorization_servers: jwt.issuer }),
+    scopes_supported: [...scopes].sort(),
+    // RFC 6750 methods: the cookie is not one of them.
+    bearer_methods_supported: jwt.tokenSource === "cookie" ? [] : ["header"],
+  };
+}
 
 export class StartupError extends Error {
   constructor(
@@ -46,11 +86,17 @@ export function jwtOptions(config: ServerConfig, devKey: DevKey | undefined, log
     authorization: jwt.authorization,
     tokenSource: jwt.tokenSource,
     ...(jwt.cookieName === undefined ? {} : { cookieName: jwt.cookieName }),
+    ...(jwt.scopesClaim === undefined ? {} : { scopesClaim: jwt.scopesClaim }),
+    ...(jwt.userIdClaim === undefined ? {} : { userIdClaim: jwt.userIdClaim }),
+    ...(jwt.publicUrl === undefined
+      ? {}
+      : { resourceMetadata: `${jwt.publicUrl}${PROTECTED_RESOURCE_PATH}` }),
     ...(jwt.allowedOrigins === undefined ? {} : { allowedOrigins: jwt.allowedOrigins }),
     // The messaging package names its own routes, so a new channel needs no change here.
     scopeMappings: MESSAGING_ROUTE_POLICY.scopeMappings,
     excludedRoutePaths: [
       ...DEFAULT_EXCLUDED_ROUTE_PATHS,
+      PROTECTED_RESOURCE_PATH,
       ...DOCS_FILE_PATHS,
       ...MESSAGING_ROUTE_POLICY.excludedPaths,
     ],

@@ -28,6 +28,10 @@ export interface JwtConfig {
   readonly authorization: boolean;
   readonly tokenSource: TokenSourceName;
   readonly cookieName: string | undefined;
+  readonly scopesClaim: string | undefined;
+  readonly userIdClaim: string | undefined;
+  /** The server's public base URL: the RFC 9728 `resource`, and where its metadata is announced. */
+  readonly publicUrl: string | undefined;
   /** Origins allowed to send cookie-authenticated unsafe requests; undefined: the request's own. */
   readonly allowedOrigins: string[] | undefined;
 }
@@ -128,6 +132,9 @@ const serverEnvSchema = z.object({
   JWT_AUTHORIZATION: envBoolean(true),
   JWT_TOKEN_SOURCE: envEnum(["header", "cookie", "both"], "header"),
   JWT_COOKIE_NAME: envText,
+  JWT_SCOPES_CLAIM: envText,
+  JWT_USER_ID_CLAIM: envText,
+  PUBLIC_URL: envUrl().transform((value) => value?.replace(/\/+$/, "")),
   SHUTDOWN_TIMEOUT_MS: envInteger(10_000, { min: 0, max: 600_000 }),
 });
 
@@ -177,6 +184,9 @@ export function loadConfig(env: Env = process.env): ServerConfig {
       authorization: vars.JWT_AUTHORIZATION,
       tokenSource: vars.JWT_TOKEN_SOURCE,
       cookieName: vars.JWT_COOKIE_NAME,
+      scopesClaim: vars.JWT_SCOPES_CLAIM,
+      userIdClaim: vars.JWT_USER_ID_CLAIM,
+      publicUrl: vars.PUBLIC_URL,
       allowedOrigins: vars.JWT_ALLOWED_ORIGINS,
     },
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,

@@ -5,7 +5,7 @@ import { serve } from "@hono/node-server";
 import type { DestinationStream } from "pino";
 import type { Sql } from "postgres";
 import { createApp } from "./app.js";
-import { assertKeyConfigured, jwtOptions, StartupError } from "./auth.js";
+import { assertKeyConfigured, jwtOptions, protectedResourceMetadata, StartupError } from "./auth.js";
 import { hasJwtKey, type ServerConfig } from "./config.js";
 import { openDatabases, type PlatformDatabase } from "./databases.js";
 import {
@@ -135,6 +135,7 @@ export async function startServer(
       auth,
       logger,
       routes: messaging === null ? [] : [messaging.routes],
+      protectedResource: (origin) => protectedResourceMetadata(config, origin),
     });
     server = await listen(app.fetch, config.host, config.port);
     answerClientErrors(server as import("node:http").Server, logger);

@@ -1,6 +1,6 @@
 import type { JWTPayload } from "jose";
 import { resolveConfig } from "./config.js";
-import { AuthError, isAuthError } from "./errors.js";
+import { AuthError, isAuthError, withResourceMetadata } from "./errors.js";
 import type { JwtRbacOptions } from "./options.js";
 import { type RouteAccess, routeAccess } from "./rbac/access.js";
 import { Authorizer } from "./rbac/authorize.js";
@@ -10,9 +10,9 @@ import { type ScopeSet, scopeSet } from "./rbac/scopes.js";
 import { type AuthState, anonymousState, authenticatedState, NO_IDS } from "./state.js";
 import { TokenCache } from "./token/cache.js";
 import type { HeadersInput } from "./token/headers.js";
-import { type KeyRing, loadKeyRing } from "./token/keys.js";
 import { resolveToken } from "./token/resolve.js";
 import type { Platform } from "./token/signature-types.js";
+import { loadTrust, type Trust } from "./token/trust.js";
 import { TokenVerifier, type VerifyResult } from "./token/verify.js";
 
 /** The framework-free view of a request. */
@@ -101,16 +101,17 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
   const { logger } = config;
   const cache =
     config.cache === false ? undefined : new TokenCache<VerifiedToken>(config.cache.max, config.cache.ttlMs);
-  const verifier = new TokenVerifier(config, platform, logger, () => cache?.clear());
+  const verifier = new TokenVerifier(config, platform);
   const excluded = excludedPaths(config.excludedRoutePaths, config.caseSensitiveRoutes);
   const authorizer = config.authorization ? new Authorizer(config) : undefined;
   const anonymous: AuthResult<C> = { ok: true, state: anonymousState(config.authorization) };
   const toleranceMs = config.clockTolerance * 1000;
 
-  let keys: KeyRing | undefined;
-  const loading = loadKeyRing(config, platform.verifier, logger);
-  const ready = loading.then((ring) => {
-    keys = ring;
+  let trust: Trust | undefined;
+  // A remote key set whose content changed: tokens verified with the old keys must be verified again.
+  const loading = loadTrust(config, platform.verifier, logger, () => cache?.clear());
+  const ready = loading.then((loaded) => {
+    trust = loaded;
   });
 
   function toVerifiedToken(token: string, payload: Record<string, unknown>, nowMs: number): VerifiedToken {
@@ -137,12 +138,12 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     token: string,
     nowMs: number,
   ): VerifiedToken | AuthError | Promise<VerifiedToken | AuthError> {
-    if (keys === undefined) {
-      return loading.then(async (ring) =>
-        settle(token, await verifier.verify(token, ring, nowMs / 1000), nowMs),
+    if (trust === undefined) {
+      return loading.then(async (loaded) =>
+        settle(token, await verifier.verify(token, loaded, nowMs), nowMs),
       );
     }
-    const verified = verifier.verify(token, keys, nowMs / 1000);
+    const verified = verifier.verify(token, trust, nowMs);
     return verified instanceof Promise
       ? verified.then((result) => settle(token, result, nowMs))
       : settle(token, verified, nowMs);
@@ -150,7 +151,11 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
 
   function refuse(method: string, error: AuthError): AuthResult<C> {
     logger.debug(`jwt-rbac: ${method} refused: ${error.reason}`);
-    return { ok: false, error };
+    const { resourceMetadata } = config;
+    return {
+      ok: false,
+      error: resourceMetadata === undefined ? error : withResourceMetadata(error, resourceMetadata),
+    };
   }
 
   function decide(method: string, path: CanonicalPath, entry: VerifiedToken | AuthError): AuthResult<C> {

@@ -10,6 +10,7 @@ import type { JwtRbacOptions } from "./options.js";
 import { platform as webPlatform } from "./platform.js";
 
 const create = (options: JwtRbacOptions) => createJwtAuthOn(nodePlatform, options);
+const SECRET = "0123456789abcdef0123456789abcdef";
 const dir = mkdtempSync(join(tmpdir(), "jwt-rbac-config-"));
 
 afterEach(() => {
@@ -49,20 +50,87 @@ describe("construction fails fast", () => {
     ["plain http jwksUrl", { jwksUrl: "http://issuer.example/jwks.json" }, /https/],
     [
       "verifyAudience without audience",
-      { algorithm: "HS256", verificationKeys: ["s"], verifyAudience: true },
+      { algorithm: "HS256", verificationKeys: [SECRET], verifyAudience: true },
       /verifyAudience/,
     ],
     [
       "a bad scope mapping",
-      { algorithm: "HS256", verificationKeys: ["s"], scopeMappings: { "GET /x": ["agents:a1:read"] } },
+      { algorithm: "HS256", verificationKeys: [SECRET], scopeMappings: { "GET /x": ["agents:a1:read"] } },
       /not a required scope/,
     ],
     [
       "a bad route",
-      { algorithm: "HS256", verificationKeys: ["s"], scopeMappings: { "/x": ["a:b"] } },
+      { algorithm: "HS256", verificationKeys: [SECRET], scopeMappings: { "/x": ["a:b"] } },
       /<METHOD> <path>/,
     ],
-    ["a bad cache", { algorithm: "HS256", verificationKeys: ["s"], cache: { max: 0 } }, /cache.max/],
+    ["a bad cache", { algorithm: "HS256", verificationKeys: [SECRET], cache: { max: 0 } }, /cache.max/],
+    [
+      "an undefined key (unset env var)",
+      { algorithm: "HS256", verificationKeys: [undefined as unknown as string] },
+      /verificationKeys\[0\] is undefined/,
+    ],
+    [
+      "an empty key",
+      { algorithm: "HS256", verificationKeys: [SECRET, " "] },
+      /verificationKeys\[1\] is empty/,
+    ],
+    ["a 6-byte HS256 secret", { algorithm: "HS256", verificationKeys: ["s3cret"] }, /shorter than 32 bytes/],
+    [
+      "a 32-byte secret for HS384",
+      { algorithm: "HS384", verificationKeys: [SECRET] },
+      /shorter than 48 bytes; HS384 needs/,
+    ],
+    [
+      "a 48-byte secret for HS512",
+      { algorithms: ["HS256", "HS512"], verificationKeys: [SECRET + SECRET.slice(16)] },
+      /shorter than 64 bytes/,
+    ],
+    [
+      "an issuers entry without a key source",
+      {
+        issuers: [
+          { issuer: "https://a.example", jwksUrl: "https://a.example/jwks" },
+          { issuer: "https://b.example" },
+        ],
+      },
+      /issuers\[1\] \("https:\/\/b.example"\) has no key source/,
+    ],
+    [
+      "an issuer listed twice",
+      {
+        issuers: [
+          { issuer: "https://a.example", discovery: true },
+          { issuer: "https://a.example", discovery: true },
+        ],
+      },
+      /listed twice/,
+    ],
+    [
+      "issuers next to top-level keys",
+      { jwksUrl: "https://a.example/jwks", issuers: [{ issuer: "https://a.example", discovery: true }] },
+      /issuers excludes the top-level jwksUrl/,
+    ],
+    ["discovery without an issuer", { discovery: true }, /discovery needs one `issuer`/],
+    [
+      "discovery of a plain-http issuer",
+      { issuer: "http://idp.example", discovery: true },
+      /issuer \(with discovery\) must use https/,
+    ],
+    [
+      "an http issuers[0].jwksUrl",
+      { issuers: [{ issuer: "https://a.example", jwksUrl: "http://a.example/jwks" }] },
+      /issuers\[0\].jwksUrl must use https/,
+    ],
+    [
+      "an empty audience",
+      { algorithm: "HS256", verificationKeys: [SECRET], audience: [] },
+      /audience must not be empty/,
+    ],
+    [
+      "a bad remoteKeys setting",
+      { jwksUrl: "https://a.example/jwks", remoteKeys: { maxBytes: 0 } },
+      /remoteKeys.maxBytes/,
+    ],
   ] as const)("%s", (_label, options, message) => {
     expect(() => create(options as JwtRbacOptions)).toThrow(JwtRbacConfigError);
     expect(() => create(options as JwtRbacOptions)).toThrow(message);

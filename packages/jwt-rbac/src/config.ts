@@ -6,9 +6,12 @@ import {
   DEFAULT_CACHE,
   DEFAULT_CLOCK_TOLERANCE,
   DEFAULT_MAX_TOKEN_LENGTH,
+  DEFAULT_REMOTE_KEYS,
+  type IssuerOptions,
   type JwtAlgorithm,
   type JwtRbacLogger,
   type JwtRbacOptions,
+  MAX_REMOTE_KEYS_AGE_MS,
   NOOP_LOGGER,
   TokenSource,
 } from "./options.js";
@@ -16,14 +19,28 @@ import { DEFAULT_EXCLUDED_ROUTE_PATHS, DEFAULT_SCOPE_MAPPINGS } from "./rbac/def
 import { DEFAULT_ADMIN_SCOPE, parseScope } from "./rbac/scopes.js";
 import type { ClaimNames } from "./state.js";
 import { isSupportedAlgorithm } from "./token/algorithms.js";
-import { checkKeyShapes, normalisePem, parseJwks } from "./token/keys.js";
+import type { ClaimRules } from "./token/claims.js";
+import { isAllowedRemoteUrl } from "./token/fetch-json.js";
+import { checkKeyShapes, type KeySources, normalisePem, parseJwks } from "./token/keys.js";
+import type { RemoteKeysSettings } from "./token/remote-jwks.js";
 import type { Platform } from "./token/signature-types.js";
 
-export interface ResolvedConfig extends ClaimNames {
-  readonly algorithms: readonly JwtAlgorithm[];
-  readonly verificationKeys: readonly string[];
-  readonly jwks: readonly JWK[];
+/** One trusted issuer (or, without `issuers`, the top-level options): its keys and claim rules. */
+export interface IssuerConfig extends KeySources, ClaimRules {
+  /** How messages name it: `issuers[1]`, or `jwksUrl` / `issuer` for the top-level options. */
+  readonly option: string;
   readonly jwksUrl: URL | undefined;
+  /** The issuer whose discovery document gives the JWKS URL. */
+  readonly discoveryIssuer: string | undefined;
+}
+
+export interface ResolvedConfig extends ClaimNames {
+  /** Every algorithm some issuer accepts. */
+  readonly algorithms: readonly JwtAlgorithm[];
+  /** At least one. Without `issuers`, exactly one (whose `issuer` set may be undefined: any issuer). */
+  readonly issuers: readonly IssuerConfig[];
+  readonly remoteKeys: RemoteKeysSettings;
+  readonly resourceMetadata: string | undefined;
   readonly validate: boolean;
   readonly authorization: boolean;
   readonly tokenSource: TokenSource;
@@ -32,8 +49,6 @@ export interface ResolvedConfig extends ClaimNames {
   readonly tokenHeaderKey: string;
   readonly tokenHeaderName: string;
   readonly cookieName: string;
-  readonly audience: ReadonlySet<string> | undefined;
-  readonly issuer: ReadonlySet<string> | undefined;
   readonly clockTolerance: number;
   readonly scopeMappings: Readonly<Record<string, readonly string[]>>;
   readonly excludedRoutePaths: readonly string[];
@@ -85,9 +100,14 @@ function positiveInteger(value: number, name: string): number {
   return value;
 }
 
-function resolveAlgorithms(options: JwtRbacOptions): JwtAlgorithm[] {
-  const given = options.algorithms ?? [options.algorithm ?? "RS256"];
-  if (given.length === 0) throw new JwtRbacConfigError("algorithms must name at least one algorithm");
+function nonNegativeNumber(value: number, name: string): number {
+  if (!Number.isFinite(value) || value < 0)
+    throw new JwtRbacConfigError(`${name} must be a non-negative number`);
+  return value;
+}
+
+function resolveAlgorithms(given: readonly string[], option: string): JwtAlgorithm[] {
+  if (given.length === 0) throw new JwtRbacConfigError(`${option} must name at least one algorithm`);
   for (const alg of given) {
     if (!isSupportedAlgorithm(alg)) {
       throw new JwtRbacConfigError(
@@ -108,9 +128,13 @@ function resolveCache(cache: JwtRbacOptions["cache"]): CacheOptions | false {
 
 function resolveMappings(
   mappings: JwtRbacOptions["scopeMappings"],
+  withDefaults: boolean,
   adminScope: string,
 ): Readonly<Record<string, readonly string[]>> {
-  const merged: Record<string, readonly string[]> = { ...DEFAULT_SCOPE_MAPPINGS, ...mappings };
+  const merged: Record<string, readonly string[]> = {
+    ...(withDefaults ? DEFAULT_SCOPE_MAPPINGS : {}),
+    ...mappings,
+  };
   for (const [route, scopes] of Object.entries(merged)) {
     if (!Array.isArray(scopes))
       throw new JwtRbacConfigError(`scopeMappings["${route}"] must be an array of scopes`);
@@ -126,56 +150,214 @@ function resolveMappings(
   return merged;
 }
 
+function remoteUrl(value: string, option: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new JwtRbacConfigError(`${option} "${value}" is not a URL`);
+  }
+  if (!isAllowedRemoteUrl(url)) {
+    throw new JwtRbacConfigError(`${option} must use https (plain http is accepted only on loopback)`);
+  }
+  return url;
+}
+
+function resolveRemoteKeys(options: JwtRbacOptions["remoteKeys"]): RemoteKeysSettings {
+  const given = { ...DEFAULT_REMOTE_KEYS, ...options };
+  const cooldownMs = nonNegativeNumber(given.cooldownMs, "remoteKeys.cooldownMs");
+  return {
+    timeoutMs: positiveInteger(given.timeoutMs, "remoteKeys.timeoutMs"),
+    maxBytes: positiveInteger(given.maxBytes, "remoteKeys.maxBytes"),
+    cooldownMs,
+    defaultMs: nonNegativeNumber(given.maxAgeMs, "remoteKeys.maxAgeMs"),
+    minMs: cooldownMs,
+    maxMs: Math.max(cooldownMs, MAX_REMOTE_KEYS_AGE_MS),
+  };
+}
+
+interface KeySourceOptions {
+  readonly verificationKeys?: readonly string[] | undefined;
+  readonly jwks?: JwtRbacOptions["jwks"];
+  readonly jwksUrl?: string | undefined;
+  readonly discovery?: boolean | undefined;
+}
+
+/**
+ * The key sources of one issuer. `prefix` names its options in messages (`""` top-level,
+ * `"issuers[1]."`); `discoveryIssuer` is the issuer string discovery starts from.
+ */
+function resolveKeySources(
+  source: KeySourceOptions,
+  algorithms: readonly JwtAlgorithm[],
+  prefix: string,
+  discoveryIssuer: string | undefined,
+  fileJwks: readonly JWK[],
+): Pick<IssuerConfig, "verificationKeys" | "jwks" | "jwksUrl" | "discoveryIssuer"> {
+  const verificationKeys = source.verificationKeys ?? [];
+  if (!Array.isArray(verificationKeys)) {
+    throw new JwtRbacConfigError(`${prefix}verificationKeys must be an array of key strings`);
+  }
+  checkKeyShapes(verificationKeys, algorithms, `${prefix}verificationKeys`);
+  const jwks =
+    source.jwks === undefined ? [...fileJwks] : [...parseJwks(source.jwks, `${prefix}jwks`), ...fileJwks];
+  const jwksUrl = source.jwksUrl === undefined ? undefined : remoteUrl(source.jwksUrl, `${prefix}jwksUrl`);
+  if (source.discovery === true) {
+    if (discoveryIssuer === undefined) {
+      throw new JwtRbacConfigError(`${prefix}discovery needs one \`issuer\` string to discover`);
+    }
+    if (jwksUrl !== undefined) {
+      throw new JwtRbacConfigError(`${prefix}discovery and ${prefix}jwksUrl exclude each other: pick one`);
+    }
+    remoteUrl(discoveryIssuer, `${prefix}issuer (with discovery)`);
+  }
+  return {
+    verificationKeys: verificationKeys.map(normalisePem),
+    jwks,
+    jwksUrl,
+    discoveryIssuer: source.discovery === true ? discoveryIssuer : undefined,
+  };
+}
+
+function hasKeys(
+  keys: Pick<IssuerConfig, "verificationKeys" | "jwks" | "jwksUrl" | "discoveryIssuer">,
+): boolean {
+  return (
+    keys.verificationKeys.length > 0 ||
+    keys.jwks.length > 0 ||
+    keys.jwksUrl !== undefined ||
+    keys.discoveryIssuer !== undefined
+  );
+}
+
+function resolveAudience(options: JwtRbacOptions): ReadonlySet<string> | undefined {
+  // An audience given explicitly is always checked, as jose and every peer check it; `verifyAudience`
+  // only turns on the platform-instance default.
+  if (options.audience !== undefined) {
+    const audience = toSet(options.audience) as ReadonlySet<string>;
+    if (audience.size === 0) throw new JwtRbacConfigError("audience must not be empty");
+    return audience;
+  }
+  if (!(options.verifyAudience ?? false)) return undefined;
+  if (options.platformId === undefined || options.platformId === "") {
+    throw new JwtRbacConfigError("verifyAudience needs `audience` or `platformId`");
+  }
+  return new Set([options.platformId]);
+}
+
+const TOP_LEVEL_KEY_OPTIONS = [
+  "verificationKeys",
+  "secretKey",
+  "jwks",
+  "jwksFile",
+  "jwksUrl",
+  "discovery",
+  "issuer",
+] as const;
+
+/** `issuers: [...]`: one IssuerConfig per entry, each chosen by its exact `iss` string. */
+function resolveIssuers(
+  options: JwtRbacOptions,
+  entries: readonly IssuerOptions[],
+  rules: Omit<ClaimRules, "issuer" | "audience">,
+  audience: ReadonlySet<string> | undefined,
+  algorithms: readonly JwtAlgorithm[],
+): IssuerConfig[] {
+  if (!Array.isArray(entries) || entries.length === 0) {
+    throw new JwtRbacConfigError("issuers must list at least one issuer");
+  }
+  const mixed = TOP_LEVEL_KEY_OPTIONS.filter((name) => options[name] !== undefined);
+  if (mixed.length > 0) {
+    throw new JwtRbacConfigError(
+      `issuers excludes the top-level ${mixed.join(", ")}: give keys and issuer inside each issuers entry`,
+    );
+  }
+  const seen = new Set<string>();
+  return entries.map((entry, index) => {
+    const option = `issuers[${index}]`;
+    if (typeof entry?.issuer !== "string" || entry.issuer === "") {
+      throw new JwtRbacConfigError(`${option}.issuer must be a non-empty string`);
+    }
+    if (seen.has(entry.issuer))
+      throw new JwtRbacConfigError(`${option}: issuer "${entry.issuer}" is listed twice`);
+    seen.add(entry.issuer);
+    const own =
+      entry.algorithms === undefined
+        ? algorithms
+        : resolveAlgorithms(entry.algorithms, `${option}.algorithms`);
+    const keys = resolveKeySources(entry, own, `${option}.`, entry.issuer, []);
+    if (!hasKeys(keys)) {
+      throw new JwtRbacConfigError(
+        `${option} ("${entry.issuer}") has no key source: give jwksUrl, discovery: true, verificationKeys or jwks`,
+      );
+    }
+    const ownAudience = entry.audience === undefined ? audience : toSet(entry.audience);
+    if (ownAudience !== undefined && ownAudience.size === 0) {
+      throw new JwtRbacConfigError(`${option}.audience must not be empty`);
+    }
+    return {
+      ...rules,
+      ...keys,
+      option,
+      algorithms: own,
+      issuer: new Set([entry.issuer]),
+      audience: ownAudience,
+    };
+  });
+}
+
 /**
  * Options, defaults and the environment, resolved once and validated synchronously, so construction
  * fails fast. Key import itself is asynchronous (WebCrypto) and happens right after.
  */
 export function resolveConfig(options: JwtRbacOptions, platform: Platform): ResolvedConfig {
   const logger = options.logger ?? NOOP_LOGGER;
-  const algorithms = resolveAlgorithms(options);
+  const algorithms = resolveAlgorithms(options.algorithms ?? [options.algorithm ?? "RS256"], "algorithms");
   const validate = options.validate ?? true;
 
-  // Env fills in only when no key source is configured at all: explicit configuration is never mixed
-  // with keys from the environment.
-  const explicit =
-    options.verificationKeys !== undefined ||
-    options.secretKey !== undefined ||
-    options.jwks !== undefined ||
-    options.jwksFile !== undefined ||
-    options.jwksUrl !== undefined;
-  const envKey = explicit ? undefined : readEnv("JWT_VERIFICATION_KEY");
-  const jwksFile = explicit ? options.jwksFile : readEnv("JWT_JWKS_FILE");
-
-  const verificationKeys = [...(options.verificationKeys ?? (envKey === undefined ? [] : [envKey]))];
-  if (options.secretKey !== undefined) {
-    logger.warn("jwt-rbac: `secretKey` is deprecated; pass it in `verificationKeys`");
-    verificationKeys.push(options.secretKey);
+  const clockTolerance = options.clockTolerance ?? DEFAULT_CLOCK_TOLERANCE;
+  if (!Number.isFinite(clockTolerance) || clockTolerance < 0) {
+    throw new JwtRbacConfigError("clockTolerance must be a non-negative number of seconds");
   }
-  const normalisedKeys = verificationKeys.map(normalisePem);
-  checkKeyShapes(normalisedKeys, algorithms);
+  const audienceClaim = options.audienceClaim ?? "aud";
+  const audience = resolveAudience(options);
+  const rules = { clockTolerance, audienceClaim };
 
-  const jwks: JWK[] = [];
-  if (options.jwks !== undefined) jwks.push(...parseJwks(options.jwks, "jwks"));
-  if (jwksFile !== undefined)
-    jwks.push(...parseJwks(platform.readJwksFile(jwksFile), `JWKS file "${jwksFile}"`));
+  let issuers: IssuerConfig[];
+  if (options.issuers !== undefined) {
+    issuers = resolveIssuers(options, options.issuers, rules, audience, algorithms);
+  } else {
+    // Env fills in only when no key source is configured at all: explicit configuration is never mixed
+    // with keys from the environment.
+    const explicit =
+      options.verificationKeys !== undefined ||
+      options.secretKey !== undefined ||
+      options.jwks !== undefined ||
+      options.jwksFile !== undefined ||
+      options.jwksUrl !== undefined ||
+      options.discovery !== undefined;
+    const envKey = explicit ? undefined : readEnv("JWT_VERIFICATION_KEY");
+    const jwksFile = explicit ? options.jwksFile : readEnv("JWT_JWKS_FILE");
 
-  let jwksUrl: URL | undefined;
-  if (options.jwksUrl !== undefined) {
-    try {
-      jwksUrl = new URL(options.jwksUrl);
-    } catch {
-      throw new JwtRbacConfigError(`jwksUrl "${options.jwksUrl}" is not a URL`);
+    const verificationKeys = [...(options.verificationKeys ?? (envKey === undefined ? [] : [envKey]))];
+    if (options.secretKey !== undefined) {
+      logger.warn("jwt-rbac: `secretKey` is deprecated; pass it in `verificationKeys`");
+      verificationKeys.push(options.secretKey);
     }
-    const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(jwksUrl.hostname);
-    if (jwksUrl.protocol !== "https:" && !(jwksUrl.protocol === "http:" && loopback)) {
-      throw new JwtRbacConfigError("jwksUrl must use https (plain http is accepted only on loopback)");
+    const issuer = toSet(options.issuer);
+    if (issuer !== undefined && issuer.size === 0) throw new JwtRbacConfigError("issuer must not be empty");
+    const single = typeof options.issuer === "string" ? options.issuer : undefined;
+    const fileJwks =
+      jwksFile === undefined ? [] : parseJwks(platform.readJwksFile(jwksFile), `JWKS file "${jwksFile}"`);
+    const keys = resolveKeySources({ ...options, verificationKeys }, algorithms, "", single, fileJwks);
+    if (validate && !hasKeys(keys)) {
+      throw new JwtRbacConfigError(
+        "no verification key: pass verificationKeys, jwks, jwksFile, jwksUrl, discovery or issuers, or set JWT_VERIFICATION_KEY or JWT_JWKS_FILE",
+      );
     }
-  }
-
-  if (validate && normalisedKeys.length === 0 && jwks.length === 0 && jwksUrl === undefined) {
-    throw new JwtRbacConfigError(
-      "no verification key: pass verificationKeys, jwks, jwksFile or jwksUrl, or set JWT_VERIFICATION_KEY or JWT_JWKS_FILE",
-    );
+    const option =
+      keys.discoveryIssuer !== undefined ? "issuer" : keys.jwksUrl !== undefined ? "jwksUrl" : "keys";
+    issuers = [{ ...rules, ...keys, option, algorithms, issuer, audience }];
   }
   if (!validate) {
     logger.warn(
@@ -189,18 +371,6 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
   if (!HEADER_NAME.test(tokenHeaderKey))
     throw new JwtRbacConfigError(`tokenHeaderKey "${tokenHeaderKey}" is not a header name`);
 
-  const verifyAudience = options.verifyAudience ?? false;
-  const audience = toSet(options.audience ?? options.platformId);
-  if (verifyAudience && (audience === undefined || audience.size === 0)) {
-    throw new JwtRbacConfigError("verifyAudience needs `audience` or `platformId`");
-  }
-  const issuer = toSet(options.issuer);
-  if (issuer !== undefined && issuer.size === 0) throw new JwtRbacConfigError("issuer must not be empty");
-
-  const clockTolerance = options.clockTolerance ?? DEFAULT_CLOCK_TOLERANCE;
-  if (!Number.isFinite(clockTolerance) || clockTolerance < 0) {
-    throw new JwtRbacConfigError("clockTolerance must be a non-negative number of seconds");
-  }
   // Fail closed: a route nobody mapped is refused, unless the application opts into "allow".
   const unmappedRoutes = options.unmappedRoutes ?? "deny";
   if (unmappedRoutes !== "allow" && unmappedRoutes !== "deny") {
@@ -208,12 +378,16 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
   }
   const adminScope = options.adminScope ?? DEFAULT_ADMIN_SCOPE;
   if (adminScope.trim() === "") throw new JwtRbacConfigError("adminScope must not be empty");
+  const resourceMetadata =
+    options.resourceMetadata === undefined
+      ? undefined
+      : remoteUrl(options.resourceMetadata, "resourceMetadata").href;
 
   return {
-    algorithms,
-    verificationKeys: normalisedKeys,
-    jwks,
-    jwksUrl,
+    algorithms: [...new Set(issuers.flatMap((entry) => entry.algorithms))],
+    issuers,
+    remoteKeys: resolveRemoteKeys(options.remoteKeys),
+    resourceMetadata,
     validate,
     authorization: options.authorization ?? options.scopeMappings !== undefined,
     tokenSource,
@@ -224,13 +398,11 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
     scopesClaim: options.scopesClaim ?? "scopes",
     userIdClaim: options.userIdClaim ?? "sub",
     sessionIdClaim: options.sessionIdClaim ?? "session_id",
-    audienceClaim: options.audienceClaim ?? "aud",
-    audience: verifyAudience ? audience : undefined,
-    issuer,
+    audienceClaim,
     clockTolerance,
     dependenciesClaims: options.dependenciesClaims ?? [],
     sessionStateClaims: options.sessionStateClaims ?? [],
-    scopeMappings: resolveMappings(options.scopeMappings, adminScope),
+    scopeMappings: resolveMappings(options.scopeMappings, options.defaultScopeMappings ?? true, adminScope),
     excludedRoutePaths: options.excludedRoutePaths ?? DEFAULT_EXCLUDED_ROUTE_PATHS,
     adminScope,
     unmappedRoutes,

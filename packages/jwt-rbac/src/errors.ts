@@ -150,6 +150,19 @@ export function insufficientScopeError(required: readonly string[]): AuthError {
   );
 }
 
+/**
+ * The same refusal with `resource_metadata` added to its challenge (RFC 9728 §5.1), so a client can
+ * find the authorization server from any 401 or 403.
+ */
+export function withResourceMetadata(error: AuthError, url: string): AuthError {
+  return new AuthError(
+    error.code,
+    error.reason,
+    error.detail,
+    `${error.wwwAuthenticate}, resource_metadata=${quote(url)}`,
+  );
+}
+
 /** Invalid configuration, thrown at construction (or by `ready`) — never per request. */
 export class JwtRbacConfigError extends Error {
   override readonly name = "JwtRbacConfigError";

@@ -38,6 +38,34 @@ export interface CacheOptions {
   ttlMs: number;
 }
 
+/** One trusted token issuer, with its own keys and settings (`issuers`). */
+export interface IssuerOptions {
+  /** Compared exactly, as a string, with the token's `iss`. */
+  issuer: string;
+  /** This issuer's remote JWKS (https, or http on loopback). */
+  jwksUrl?: string;
+  /** `true`: find the JWKS through `{issuer}/.well-known/openid-configuration` (read once, issuer checked). */
+  discovery?: boolean;
+  verificationKeys?: readonly string[];
+  jwks?: JSONWebKeySet;
+  /** Expected audience for this issuer's tokens. Default: the top-level `audience`. */
+  audience?: string | readonly string[];
+  /** Accepted algorithms for this issuer. Default: the top-level ones. */
+  algorithms?: readonly string[];
+}
+
+/** Fetch discipline of remote key sets (`jwksUrl`, `discovery`). */
+export interface RemoteKeysOptions {
+  /** Whole exchange, in milliseconds. Default 5000. */
+  timeoutMs?: number;
+  /** Largest accepted JWKS or discovery document, in bytes, enforced while reading. Default 1 MiB. */
+  maxBytes?: number;
+  /** Least time between two fetches of a key set (failed ones included), in milliseconds. Default 30000. */
+  cooldownMs?: number;
+  /** How long a key set stays fresh when its response has no `Cache-Control: max-age`. Default 10 min. */
+  maxAgeMs?: number;
+}
+
 export interface JwtRbacOptions {
   /** Public keys (PEM SPKI, PEM certificate, JWK as JSON) or, for HS*, shared secrets. Tried in order. */
   verificationKeys?: readonly string[];
@@ -47,6 +75,11 @@ export interface JwtRbacOptions {
   jwks?: JSONWebKeySet;
   /** A remote JWKS (https, or http on loopback). */
   jwksUrl?: string;
+  /** `true`: find the JWKS through the OIDC discovery document of `issuer` (one string). */
+  discovery?: boolean;
+  /** Several trusted issuers, each with its own keys; a token's `iss` picks one (instead of the top-level key options and `issuer`). */
+  issuers?: readonly IssuerOptions[];
+  remoteKeys?: RemoteKeysOptions;
   /** @deprecated Use `verificationKeys`. Appended to them. */
   secretKey?: string;
   /** The one accepted algorithm. Default `"RS256"`. */
@@ -69,10 +102,11 @@ export interface JwtRbacOptions {
   userIdClaim?: string;
   sessionIdClaim?: string;
   audienceClaim?: string;
-  /** Expected audience. Default: `platformId`. */
+  /** Expected audience; always checked when given (RFC 8707: a resource refuses tokens not issued for it). */
   audience?: string | readonly string[];
-  /** The platform instance id; the default expected audience. */
+  /** The platform instance id; the expected audience when `verifyAudience` is on and no `audience` is given. */
   platformId?: string;
+  /** Check the audience against `platformId` (an explicit `audience` is checked anyway). */
   verifyAudience?: boolean;
   /** Expected `iss`. */
   issuer?: string | readonly string[];
@@ -80,8 +114,10 @@ export interface JwtRbacOptions {
   clockTolerance?: number;
   dependenciesClaims?: readonly string[];
   sessionStateClaims?: readonly string[];
-  /** `"<METHOD> <path>"` -> required scopes; additive to `DEFAULT_SCOPE_MAPPINGS`. */
+  /** `"<METHOD> <path>"` -> required scopes; additive to `DEFAULT_SCOPE_MAPPINGS` unless `defaultScopeMappings` is false. */
   scopeMappings?: Readonly<Record<string, readonly string[]>>;
+  /** `false`: start from an empty route table (a generic app), so only `scopeMappings` apply. Default `true`. */
+  defaultScopeMappings?: boolean;
   excludedRoutePaths?: readonly string[];
   adminScope?: string;
   unmappedRoutes?: "allow" | "deny";
@@ -94,9 +130,19 @@ export interface JwtRbacOptions {
   caseSensitiveRoutes?: boolean;
   /** Longest accepted token, in characters; longer ones are refused before any decoding. Default 16384. */
   maxTokenLength?: number;
+  /** URL of this resource's RFC 9728 metadata; added as `resource_metadata` to every 401/403 challenge. */
+  resourceMetadata?: string;
 }
 
 export const DEFAULT_CACHE: CacheOptions = { max: 1000, ttlMs: 60_000 };
+export const DEFAULT_REMOTE_KEYS: Required<RemoteKeysOptions> = {
+  timeoutMs: 5_000,
+  maxBytes: 1024 * 1024,
+  cooldownMs: 30_000,
+  maxAgeMs: 600_000,
+};
+/** The longest a remote key set is trusted without a refetch, whatever its `Cache-Control` says. */
+export const MAX_REMOTE_KEYS_AGE_MS = 24 * 3600_000;
 export const DEFAULT_MAX_TOKEN_LENGTH = 16_384;
 export const DEFAULT_CLOCK_TOLERANCE = 10;
 

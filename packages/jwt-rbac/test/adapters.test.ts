@@ -362,9 +362,20 @@ describe.each(ADAPTERS)("%s adapter over HTTP", (adapter) => {
       });
     });
 
-    it("audience: only checked with verifyAudience; platformId is the default", async () => {
+    it("audience: an explicit audience is always checked; platformId only with verifyAudience", async () => {
       await withServer(adapter, { ...HS(), platformId: "p1" }, async (url) => {
         expect((await call(url, "/x", { token: await hs({ aud: "other" }) })).status).toBe(200);
+      });
+      await withServer(adapter, { ...HS(), audience: "https://api.example" }, async (url) => {
+        expect(
+          (await call(url, "/x", { token: await hs({ aud: ["x", "https://api.example"] }) })).status,
+        ).toBe(200);
+        expectError(
+          await call(url, "/x", { token: await hs({ aud: "https://other.example" }) }),
+          401,
+          "Invalid token audience",
+          invalid("Invalid token audience"),
+        );
       });
       await withServer(adapter, { ...HS(), platformId: "p1", verifyAudience: true }, async (url) => {
         expect((await call(url, "/x", { token: await hs({ aud: "p1" }) })).status).toBe(200);
@@ -555,6 +566,62 @@ describe.each(ADAPTERS)("%s adapter over HTTP", (adapter) => {
       expect((await call(url, "/status/")).status).toBe(200);
       expect((await call(url, "/health")).status).toBe(401);
     });
+  });
+
+  it("a generic app: defaultScopeMappings false and excludedRoutePaths [] keep only the app's own table", async () => {
+    const options = {
+      ...HS(),
+      defaultScopeMappings: false,
+      excludedRoutePaths: [],
+      unmappedRoutes: "allow",
+      scopeMappings: { "GET /reports/*": ["reports:read"] },
+    } satisfies JwtRbacOptions;
+    await withServer(adapter, options, async (url) => {
+      const token = await hs({ sub: "u", scope: "reports:read" });
+      const noScopes = await hs({ sub: "u" });
+      // No platform table: /agents is unmapped (allowed), /docs and /health are not public.
+      expect((await call(url, "/agents", { token: noScopes })).status).toBe(200);
+      expect((await call(url, "/docs")).status).toBe(401);
+      expect((await call(url, "/health")).status).toBe(401);
+      expect((await call(url, "/reports/r1", { token: noScopes })).status).toBe(403);
+      expect((await call(url, "/reports/r1", { token })).status).toBe(403);
+    });
+    await withServer(adapter, { ...options, scopesClaim: "scope" }, async (url) => {
+      expect(
+        (await call(url, "/reports/r1", { token: await hs({ sub: "u", scope: "openid reports:read" }) }))
+          .status,
+      ).toBe(200);
+    });
+    // The platform defaults stay the default.
+    await withServer(adapter, { ...HS(), authorization: true }, async (url) => {
+      expect((await call(url, "/agents", { token: await hs({ sub: "u" }) })).status).toBe(403);
+      expect((await call(url, "/docs")).status).toBe(200);
+    });
+  });
+
+  it("adds resource_metadata to every 401 and 403 challenge (RFC 9728)", async () => {
+    const metadata = "https://api.example/.well-known/oauth-protected-resource";
+    await withServer(
+      adapter,
+      {
+        ...HS(),
+        defaultScopeMappings: false,
+        scopeMappings: { "GET /r": ["r:read"] },
+        resourceMetadata: metadata,
+      },
+      async (url) => {
+        const suffix = `, resource_metadata="${metadata}"`;
+        expect((await call(url, "/r")).challenge).toBe(`Bearer realm="platform"${suffix}`);
+        expect((await call(url, "/r", { token: "nope" })).challenge).toBe(
+          `${invalid("Invalid token: malformed JWT")}${suffix}`,
+        );
+        const forbidden = await call(url, "/r", { token: await hs({ sub: "u" }) });
+        expect(forbidden.status).toBe(403);
+        expect(forbidden.challenge).toMatch(
+          /^Bearer realm="platform", error="insufficient_scope", .*scope="r:read", resource_metadata="https:\/\/api.example\/.well-known\/oauth-protected-resource"$/,
+        );
+      },
+    );
   });
 
   it("caches verified tokens, and works with the cache off", async () => {

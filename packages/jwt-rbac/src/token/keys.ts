@@ -1,11 +1,10 @@
-import { exportJWK, importJWK, importSPKI, importX509, type JWK, type RemoteJWKSet } from "jose";
+import { exportJWK, importJWK, importSPKI, importX509, type JWK } from "jose";
 import { JwtRbacConfigError } from "../errors.js";
 import { getOrCreate } from "../get-or-create.js";
 import type { JwtAlgorithm, JwtRbacLogger } from "../options.js";
 import { hashBits, isHmac, keyFamily } from "./algorithms.js";
 import { keyWeakness } from "./key-strength.js";
-import { createRemoteKeySet } from "./remote-jwks.js";
-import type { ImportedKey, SignatureVerifier } from "./signature-types.js";
+import type { SignatureVerifier } from "./signature-types.js";
 import { jwksKeyLabel, WeakKeyFilter } from "./weak-keys.js";
 
 /** What a configured key string looks like, decided without importing it. */
@@ -31,34 +30,49 @@ export interface PreparedKey {
   readonly key: unknown;
 }
 
-export interface KeyRing {
+/** The keys given in the configuration, imported once. */
+export interface StaticKeys {
   /** `verificationKeys`, per algorithm, in configured order. */
   readonly ordered: ReadonlyMap<JwtAlgorithm, readonly PreparedKey[]>;
-  /** JWKS keys per algorithm and kid. */
-  readonly byKid: ReadonlyMap<JwtAlgorithm, ReadonlyMap<string, readonly PreparedKey[]>>;
-  /** JWKS keys per algorithm, for tokens without `kid`. */
-  readonly jwksAll: ReadonlyMap<JwtAlgorithm, readonly PreparedKey[]>;
-  readonly remote: RemoteJWKSet | undefined;
+  /** Inline and file JWKS keys. */
+  readonly jwks: KeyIndex;
 }
 
 export interface KeySources {
   readonly verificationKeys: readonly string[];
   readonly jwks: readonly JWK[];
-  readonly jwksUrl: URL | undefined;
   readonly algorithms: readonly JwtAlgorithm[];
 }
 
 const PRIVATE_JWK_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "oth"] as const;
-const MIN_HMAC_SECRET_BYTES = 32;
 
-/** Fails fast, before any import, on key strings that cannot fit any configured algorithm. */
-export function checkKeyShapes(keys: readonly string[], algorithms: readonly JwtAlgorithm[]): void {
+/**
+ * Fails fast, before any import, on key entries that cannot fit any configured algorithm. `option`
+ * names the entries in messages (`verificationKeys`, `issuers[1].verificationKeys`).
+ */
+export function checkKeyShapes(
+  keys: readonly unknown[],
+  algorithms: readonly JwtAlgorithm[],
+  option = "verificationKeys",
+): asserts keys is readonly string[] {
   const hmac = algorithms.some(isHmac);
   const asymmetric = algorithms.some((alg) => !isHmac(alg));
+  // RFC 7518 §3.2: an HMAC key at least as long as the hash output.
+  const hmacBytes = Math.max(0, ...algorithms.filter(isHmac).map((alg) => hashBits(alg) / 8));
   keys.forEach((key, index) => {
+    const label = `${option}[${index}]`;
+    if (typeof key !== "string") {
+      throw new JwtRbacConfigError(
+        `${label} is ${key === undefined ? "undefined (an unset environment variable?)" : `a ${typeof key}`}; expected a key string`,
+      );
+    }
+    if (key.trim() === "") throw new JwtRbacConfigError(`${label} is empty (an unset environment variable?)`);
     const shape = keyShape(key);
-    const label = `verification key #${index + 1}`;
-    if (key.trim() === "") throw new JwtRbacConfigError(`${label} is empty`);
+    if (shape === "secret" && hmac && new TextEncoder().encode(key).length < hmacBytes) {
+      throw new JwtRbacConfigError(
+        `${label} is a shared secret shorter than ${hmacBytes} bytes; ${algorithms.filter(isHmac).join(", ")} needs a random secret of at least ${hmacBytes} bytes (RFC 7518 §3.2)`,
+      );
+    }
     if (shape === "jwk") {
       const jwk = parseJwkString(key, label);
       if (jwk.kty !== "oct" && PRIVATE_JWK_MEMBERS.some((member) => member in jwk)) {
@@ -107,7 +121,7 @@ function hmacKey(secret: Uint8Array, alg: JwtAlgorithm): Promise<CryptoKey> {
   );
 }
 
-function jwkFitsAlgorithm(jwk: JWK, alg: JwtAlgorithm): boolean {
+export function jwkFitsAlgorithm(jwk: JWK, alg: JwtAlgorithm): boolean {
   if (jwk.use !== undefined && jwk.use !== "sig") return false;
   if (jwk.alg !== undefined && jwk.alg !== alg) return false;
   if (jwk.kty !== keyFamily(alg)) return false;
@@ -123,9 +137,6 @@ function refuseWeakKey(jwk: JWK, label: string): void {
 }
 
 async function importJwkFor(jwk: JWK, alg: JwtAlgorithm, label: string): Promise<CryptoKey> {
-  if (jwk.kty !== "oct" && PRIVATE_JWK_MEMBERS.some((member) => member in jwk)) {
-    throw new JwtRbacConfigError(`${label} is a private JWK; pass only the public key`);
-  }
   refuseWeakKey(jwk, label);
   const imported = await importJWK(jwk, alg);
   return imported instanceof Uint8Array ? hmacKey(imported, alg) : imported;
@@ -135,7 +146,6 @@ async function importStringKey(
   key: string,
   alg: JwtAlgorithm,
   label: string,
-  logger: JwtRbacLogger,
 ): Promise<CryptoKey | undefined> {
   const shape = keyShape(key);
   if (isHmac(alg)) {
@@ -144,13 +154,7 @@ async function importStringKey(
       return jwkFitsAlgorithm(jwk, alg) ? importJwkFor(jwk, alg, label) : undefined;
     }
     if (shape !== "secret") return undefined;
-    const secret = new TextEncoder().encode(key);
-    if (secret.length < MIN_HMAC_SECRET_BYTES) {
-      logger.warn(
-        `jwt-rbac: ${label} is shorter than ${MIN_HMAC_SECRET_BYTES} bytes; use a longer random secret`,
-      );
-    }
-    return hmacKey(secret, alg);
+    return hmacKey(new TextEncoder().encode(key), alg);
   }
   if (shape === "secret") return undefined;
   if (shape === "jwk") {
@@ -188,68 +192,99 @@ function append<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   getOrCreate(map, key, () => []).push(value);
 }
 
-/** Imports and prepares every key once. Rejects with a JwtRbacConfigError. */
-export async function loadKeyRing(
+/** Keys of a JWKS, imported for the configured algorithms, by algorithm and `kid`. */
+export interface KeyIndex {
+  readonly byKid: ReadonlyMap<JwtAlgorithm, ReadonlyMap<string, readonly PreparedKey[]>>;
+  /** Every key per algorithm, for tokens without `kid`. */
+  readonly all: ReadonlyMap<JwtAlgorithm, readonly PreparedKey[]>;
+}
+
+/**
+ * Imports each JWK once per configured algorithm it fits. `unusable` decides what a key that fits but
+ * cannot be imported means: a configuration error for local keys, a skipped key for fetched ones.
+ */
+export async function indexJwks(
+  jwks: readonly JWK[],
+  algorithms: readonly JwtAlgorithm[],
+  verifier: SignatureVerifier,
+  logger: JwtRbacLogger,
+  weakKeys: { readonly filter: WeakKeyFilter; readonly source: string },
+  unusable: (label: string, problem: string) => void,
+): Promise<KeyIndex> {
+  const byKid = new Map<JwtAlgorithm, Map<string, PreparedKey[]>>();
+  const all = new Map<JwtAlgorithm, PreparedKey[]>();
+  for (const [index, jwk] of jwks.entries()) {
+    const kid = typeof jwk.kid === "string" ? jwk.kid : undefined;
+    const label = jwksKeyLabel(jwk, index);
+    if (jwk.kty !== "oct" && PRIVATE_JWK_MEMBERS.some((member) => member in jwk)) {
+      unusable(label, "is a private JWK; pass only the public key");
+      continue;
+    }
+    const fitting = algorithms.filter((alg) => jwkFitsAlgorithm(jwk, alg));
+    if (fitting.length === 0) {
+      logger.debug(`jwt-rbac: ${label} fits none of ${algorithms.join(", ")}; skipped`);
+      continue;
+    }
+    // One bad key of a JWKS (an issuer's old 1024-bit key, say) must not take down the others.
+    if (weakKeys.filter.skip(jwk, label, weakKeys.source)) continue;
+    for (const alg of fitting) {
+      let cryptoKey: CryptoKey;
+      try {
+        cryptoKey = await importJwkFor(jwk, alg, label);
+      } catch (error) {
+        unusable(label, `cannot be imported for ${alg}: ${(error as Error).message}`);
+        continue;
+      }
+      const prepared: PreparedKey = { alg, kid, key: verifier.prepare({ alg, kid, cryptoKey }) };
+      append(all, alg, prepared);
+      if (kid !== undefined)
+        append(
+          getOrCreate(byKid, alg, () => new Map()),
+          kid,
+          prepared,
+        );
+    }
+  }
+  return { byKid, all };
+}
+
+/** Imports and prepares every local key once. Rejects with a JwtRbacConfigError. */
+export async function loadStaticKeys(
   sources: KeySources,
   verifier: SignatureVerifier,
   logger: JwtRbacLogger,
-): Promise<KeyRing> {
-  const prepare = (alg: JwtAlgorithm, kid: string | undefined, cryptoKey: CryptoKey): PreparedKey => {
-    const imported: ImportedKey = { alg, kid, cryptoKey };
-    return { alg, kid, key: verifier.prepare(imported) };
-  };
-
+): Promise<StaticKeys> {
   const ordered = new Map<JwtAlgorithm, PreparedKey[]>();
   for (const [index, key] of sources.verificationKeys.entries()) {
     const label = `verification key #${index + 1}`;
     let usable = 0;
     for (const alg of sources.algorithms) {
-      const cryptoKey = await importStringKey(key, alg, label, logger);
+      const cryptoKey = await importStringKey(key, alg, label);
       if (cryptoKey === undefined) continue;
-      append(ordered, alg, prepare(alg, undefined, cryptoKey));
+      append(ordered, alg, {
+        alg,
+        kid: undefined,
+        key: verifier.prepare({ alg, kid: undefined, cryptoKey }),
+      });
       usable++;
     }
     if (usable === 0) {
       throw new JwtRbacConfigError(`${label} cannot be imported for ${sources.algorithms.join(", ")}`);
     }
   }
-
-  const byKid = new Map<JwtAlgorithm, Map<string, PreparedKey[]>>();
-  const jwksAll = new Map<JwtAlgorithm, PreparedKey[]>();
-  const weakKeys = new WeakKeyFilter(logger);
-  for (const [index, jwk] of sources.jwks.entries()) {
-    const label = jwksKeyLabel(jwk, index);
-    const kid = typeof jwk.kid === "string" ? jwk.kid : undefined;
-    const algorithms = sources.algorithms.filter((alg) => jwkFitsAlgorithm(jwk, alg));
-    if (algorithms.length === 0) {
-      logger.debug(`jwt-rbac: ${label} fits none of ${sources.algorithms.join(", ")}; skipped`);
-      continue;
-    }
-    // One bad key of a JWKS (an issuer's old 1024-bit key, say) must not take down the others.
-    if (weakKeys.skip(jwk, label, "JWKS")) continue;
-    for (const alg of algorithms) {
-      let cryptoKey: CryptoKey;
-      try {
-        cryptoKey = await importJwkFor(jwk, alg, label);
-      } catch (error) {
-        if (error instanceof JwtRbacConfigError) throw error;
-        throw new JwtRbacConfigError(`${label} cannot be imported for ${alg}: ${(error as Error).message}`);
-      }
-      const prepared = prepare(alg, kid, cryptoKey);
-      append(jwksAll, alg, prepared);
-      if (kid !== undefined) {
-        append(
-          getOrCreate(byKid, alg, () => new Map<string, PreparedKey[]>()),
-          kid,
-          prepared,
-        );
-      }
-    }
-  }
-  if (sources.jwks.length > 0 && jwksAll.size === 0) {
+  const weakKeys = { filter: new WeakKeyFilter(logger), source: "JWKS" };
+  const jwks = await indexJwks(
+    sources.jwks,
+    sources.algorithms,
+    verifier,
+    logger,
+    weakKeys,
+    (label, problem) => {
+      throw new JwtRbacConfigError(`${label} ${problem}`);
+    },
+  );
+  if (sources.jwks.length > 0 && jwks.all.size === 0) {
     throw new JwtRbacConfigError(`no JWKS key can be used with ${sources.algorithms.join(", ")}`);
   }
-
-  const remote = sources.jwksUrl === undefined ? undefined : createRemoteKeySet(sources.jwksUrl, weakKeys);
-  return { ordered, byKid, jwksAll, remote };
+  return { ordered, jwks };
 }

@@ -1,12 +1,14 @@
 import { AuthError, invalidTokenError } from "../errors.js";
-import type { JwtAlgorithm, JwtRbacLogger } from "../options.js";
+import type { JwtAlgorithm } from "../options.js";
 import type { Base64UrlCodec } from "./base64url.js";
-import { type ClaimRules, checkClaims } from "./claims.js";
-import { type DecodedJws, decodeJws, type JwsHeader } from "./decode.js";
-import type { KeyRing, PreparedKey } from "./keys.js";
+import { checkClaims } from "./claims.js";
+import { type DecodedJws, decodeJws } from "./decode.js";
+import type { PreparedKey } from "./keys.js";
 import type { Platform, SignatureVerifier } from "./signature-types.js";
+import { selectIssuer, type Trust, type TrustedIssuer } from "./trust.js";
 
-export interface VerifierConfig extends ClaimRules {
+export interface VerifierConfig {
+  /** Every algorithm some issuer accepts. */
   readonly algorithms: readonly JwtAlgorithm[];
   readonly validate: boolean;
   readonly maxTokenLength: number;
@@ -19,38 +21,41 @@ export interface Verified {
 export type VerifyResult = Verified | AuthError;
 
 const NO_KEYS: readonly PreparedKey[] = [];
-/** Marker: the static keys cannot decide, ask the remote JWKS. */
-const ASK_REMOTE = Symbol("ask remote JWKS");
 
 const signatureFailure = () =>
   invalidTokenError("invalid_signature", "Invalid token: signature verification failed");
+const keyUnavailable = () =>
+  invalidTokenError("key_unavailable", "Invalid token: no key available to verify the token");
+const unknownKid = () => invalidTokenError("unknown_kid", "Invalid token: no key matches the token's kid");
+
+function concat(...lists: (readonly PreparedKey[] | undefined)[]): readonly PreparedKey[] {
+  const present = lists.filter(
+    (list): list is readonly PreparedKey[] => list !== undefined && list.length > 0,
+  );
+  if (present.length <= 1) return present[0] ?? NO_KEYS;
+  return present.flat();
+}
 
 /**
  * The verification pipeline shared by every runtime; only `verifier.verify` differs. Stays synchronous
- * while the verifier is (node:crypto), so an uncached token costs no extra promise hops.
+ * while the verifier is (node:crypto) and no key set has to be fetched, so an uncached token costs no
+ * extra promise hops, with remote keys as with local ones.
  */
 export class TokenVerifier {
   readonly #config: VerifierConfig;
   readonly #verifier: SignatureVerifier;
   readonly #codec: Base64UrlCodec;
-  readonly #logger: JwtRbacLogger;
   readonly #allowed: ReadonlySet<string>;
-  readonly #remoteKeys = new WeakMap<CryptoKey, unknown>();
-  readonly #onKeysChanged: () => void;
-  #lastRemoteJwks: unknown;
 
-  /** `onKeysChanged`: the remote JWKS was refetched with different content (so cached tokens must go). */
-  constructor(config: VerifierConfig, platform: Platform, logger: JwtRbacLogger, onKeysChanged: () => void) {
-    this.#onKeysChanged = onKeysChanged;
+  constructor(config: VerifierConfig, platform: Platform) {
     this.#config = config;
     this.#verifier = platform.verifier;
     this.#codec = platform.base64Url;
-    this.#logger = logger;
     this.#allowed = new Set(config.algorithms);
   }
 
-  /** Decodes and verifies. `nowSeconds` is injected so callers share one clock reading. */
-  verify(token: string, keys: KeyRing, nowSeconds: number): VerifyResult | Promise<VerifyResult> {
+  /** Decodes and verifies. `nowMs` is injected so callers share one clock reading. */
+  verify(token: string, trust: Trust, nowMs: number): VerifyResult | Promise<VerifyResult> {
     // Bounded before any decoding: a megabyte of "token" costs one length comparison.
     if (token.length > this.#config.maxTokenLength) {
       return invalidTokenError("token_too_large", "Invalid token: token too large");
@@ -68,11 +73,72 @@ export class TokenVerifier {
     if (!this.#allowed.has(header.alg)) {
       return invalidTokenError("algorithm_not_allowed", "Invalid token: algorithm not allowed");
     }
+    // The unverified `iss` only picks whose keys to try (and is verified as a claim afterwards): a
+    // token from an issuer nobody trusts is refused here, before it can make anything be fetched.
+    const issuer = selectIssuer(trust, decoded.payload.iss);
+    if (issuer === undefined) return invalidTokenError("invalid_issuer", "Invalid token: unexpected issuer");
+    if (!issuer.allowed.has(header.alg)) {
+      return invalidTokenError("algorithm_not_allowed", "Invalid token: algorithm not allowed");
+    }
     const alg = header.alg as JwtAlgorithm;
-    const candidates = this.#candidates(header, alg, keys);
+    const remote = issuer.remote;
+    if (remote !== undefined) {
+      if (this.#remoteMayHelp(decoded, alg, issuer)) {
+        // At most one fetch in flight and one per cooldown: within the cooldown, answer with what is here.
+        const pending = remote.refresh(nowMs);
+        if (pending !== undefined)
+          return pending.then(() => this.#verifyWithKeys(decoded, alg, issuer, token, nowMs));
+      } else if (remote.stale(nowMs)) {
+        // The token's key is here; the set is refetched in the background, so no request waits for it.
+        void remote.refresh(nowMs);
+      }
+    }
+    return this.#verifyWithKeys(decoded, alg, issuer, token, nowMs);
+  }
+
+  /** True when the token's key could only come from a (re)fetch: no remote keys yet, or its `kid` is unknown. */
+  #remoteMayHelp(decoded: DecodedJws, alg: JwtAlgorithm, issuer: TrustedIssuer): boolean {
+    const fetched = issuer.remote?.keys;
+    if (fetched === undefined) return true;
+    const kid = decoded.header.kid;
+    return (
+      kid !== undefined &&
+      fetched.byKid.get(alg)?.get(kid) === undefined &&
+      issuer.keys.jwks.byKid.get(alg)?.get(kid) === undefined
+    );
+  }
+
+  #verifyWithKeys(
+    decoded: DecodedJws,
+    alg: JwtAlgorithm,
+    issuer: TrustedIssuer,
+    token: string,
+    nowMs: number,
+  ): VerifyResult | Promise<VerifyResult> {
+    const candidates = this.#candidates(decoded, alg, issuer);
     if (candidates instanceof AuthError) return candidates;
-    if (candidates === ASK_REMOTE) return this.#verifyWithRemote(decoded, alg, keys, token, nowSeconds);
-    return this.#verifyWith(candidates, 0, decoded, alg, token, nowSeconds);
+    return this.#verifyWith(candidates, 0, decoded, alg, issuer, token, nowMs / 1000);
+  }
+
+  /** Every key that may have signed the token, without fetching anything. */
+  #candidates(
+    decoded: DecodedJws,
+    alg: JwtAlgorithm,
+    issuer: TrustedIssuer,
+  ): readonly PreparedKey[] | AuthError {
+    const ordered = issuer.keys.ordered.get(alg);
+    const fetched = issuer.remote?.keys;
+    const kid = decoded.header.kid;
+    if (kid === undefined) {
+      // No kid (common during a rotation overlap): every key of the algorithm is tried, local and fetched.
+      const all = concat(ordered, issuer.keys.jwks.all.get(alg), fetched?.all.get(alg));
+      if (all.length > 0) return all;
+      return issuer.remote !== undefined && fetched === undefined ? keyUnavailable() : signatureFailure();
+    }
+    const byKid = concat(issuer.keys.jwks.byKid.get(alg)?.get(kid), fetched?.byKid.get(alg)?.get(kid));
+    if (byKid.length > 0) return concat(byKid, ordered);
+    if (ordered !== undefined && ordered.length > 0) return ordered;
+    return issuer.remote !== undefined && fetched === undefined ? keyUnavailable() : unknownKid();
   }
 
   #verifyWith(
@@ -80,6 +146,7 @@ export class TokenVerifier {
     from: number,
     decoded: DecodedJws,
     alg: JwtAlgorithm,
+    issuer: TrustedIssuer,
     token: string,
     nowSeconds: number,
   ): VerifyResult | Promise<VerifyResult> {
@@ -91,84 +158,15 @@ export class TokenVerifier {
         decoded.signingInputEnd,
         decoded.signature,
       );
-      if (result === true) return checkClaims(decoded.payload, this.#config, nowSeconds) ?? decoded;
+      if (result === true) return checkClaims(decoded.payload, issuer.rules, nowSeconds) ?? decoded;
       if (result !== false) {
         return result.then((valid) =>
           valid
-            ? (checkClaims(decoded.payload, this.#config, nowSeconds) ?? decoded)
-            : this.#verifyWith(candidates, i + 1, decoded, alg, token, nowSeconds),
+            ? (checkClaims(decoded.payload, issuer.rules, nowSeconds) ?? decoded)
+            : this.#verifyWith(candidates, i + 1, decoded, alg, issuer, token, nowSeconds),
         );
       }
     }
     return signatureFailure();
-  }
-
-  #candidates(
-    header: JwsHeader,
-    alg: JwtAlgorithm,
-    keys: KeyRing,
-  ): readonly PreparedKey[] | AuthError | typeof ASK_REMOTE {
-    const ordered = keys.ordered.get(alg) ?? NO_KEYS;
-    const kid = header.kid;
-    if (kid === undefined) {
-      const jwks = keys.jwksAll.get(alg) ?? NO_KEYS;
-      const all = jwks.length === 0 ? ordered : ordered.length === 0 ? jwks : [...ordered, ...jwks];
-      return all.length > 0 || keys.remote === undefined ? all : ASK_REMOTE;
-    }
-    const byKid = keys.byKid.get(alg)?.get(kid) ?? NO_KEYS;
-    if (byKid.length > 0) return ordered.length === 0 ? byKid : [...byKid, ...ordered];
-    if (keys.remote !== undefined) return ASK_REMOTE;
-    if (ordered.length > 0) return ordered;
-    return invalidTokenError("unknown_kid", "Invalid token: no key matches the token's kid");
-  }
-
-  async #verifyWithRemote(
-    decoded: DecodedJws,
-    alg: JwtAlgorithm,
-    keys: KeyRing,
-    token: string,
-    nowSeconds: number,
-  ): Promise<VerifyResult> {
-    const ordered = keys.ordered.get(alg) ?? NO_KEYS;
-    const remote = await this.#remoteKey(alg, decoded.header.kid, keys, token);
-    if (remote === undefined && ordered.length === 0) {
-      return decoded.header.kid === undefined
-        ? invalidTokenError("key_unavailable", "Invalid token: no key available to verify the token")
-        : invalidTokenError("unknown_kid", "Invalid token: no key matches the token's kid");
-    }
-    const candidates = remote === undefined ? ordered : [remote, ...ordered];
-    return this.#verifyWith(candidates, 0, decoded, alg, token, nowSeconds);
-  }
-
-  async #remoteKey(
-    alg: JwtAlgorithm,
-    kid: string | undefined,
-    keys: KeyRing,
-    token: string,
-  ): Promise<PreparedKey | undefined> {
-    const remote = keys.remote;
-    if (remote === undefined) return undefined;
-    let cryptoKey: CryptoKey;
-    try {
-      // Only alg and kid are passed on: no other header member (jwk, jku, x5u, ...) reaches jose.
-      const header = kid === undefined ? { alg } : { alg, kid };
-      const [protectedHeader = "", payload = "", signature = ""] = token.split(".");
-      cryptoKey = await remote(header, { payload, signature, protected: protectedHeader });
-    } catch (error) {
-      const name = (error as { code?: string }).code ?? (error as Error).name;
-      this.#logger.debug(`jwt-rbac: remote JWKS gave no key (${name})`);
-      return undefined;
-    }
-    const current = remote.jwks();
-    if (current !== this.#lastRemoteJwks) {
-      if (this.#lastRemoteJwks !== undefined) this.#onKeysChanged();
-      this.#lastRemoteJwks = current;
-    }
-    let prepared = this.#remoteKeys.get(cryptoKey);
-    if (prepared === undefined) {
-      prepared = this.#verifier.prepare({ alg, kid, cryptoKey });
-      this.#remoteKeys.set(cryptoKey, prepared);
-    }
-    return { alg, kid, key: prepared };
   }
 }

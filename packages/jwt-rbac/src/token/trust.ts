@@ -1,0 +1,87 @@
+import type { IssuerConfig, ResolvedConfig } from "../config.js";
+import type { JwtRbacLogger } from "../options.js";
+import type { ClaimRules } from "./claims.js";
+import { discoverJwksUri } from "./discovery.js";
+import { describeUrl } from "./fetch-json.js";
+import { loadStaticKeys, type StaticKeys } from "./keys.js";
+import { RemoteKeySet } from "./remote-jwks.js";
+import type { SignatureVerifier } from "./signature-types.js";
+
+/** One trusted issuer, ready to verify: its claim rules, algorithms, local keys and remote key set. */
+export interface TrustedIssuer {
+  readonly rules: ClaimRules;
+  readonly allowed: ReadonlySet<string>;
+  readonly keys: StaticKeys;
+  readonly remote: RemoteKeySet | undefined;
+}
+
+/** Who is trusted: issuers by their exact `iss` string, or one issuer for tokens with any `iss`. */
+export interface Trust {
+  /** A Map, not an object: a token's `iss` ("__proto__", "constructor") is data, never a property name. */
+  readonly byIssuer: ReadonlyMap<string, TrustedIssuer>;
+  readonly anyIssuer: TrustedIssuer | undefined;
+}
+
+/** The issuer a token names, from its unverified `iss`; `undefined` when it is not trusted. */
+export function selectIssuer(trust: Trust, iss: unknown): TrustedIssuer | undefined {
+  if (trust.anyIssuer !== undefined) return trust.anyIssuer;
+  return typeof iss === "string" ? trust.byIssuer.get(iss) : undefined;
+}
+
+function remoteKeySet(
+  issuer: IssuerConfig,
+  config: ResolvedConfig,
+  verifier: SignatureVerifier,
+  logger: JwtRbacLogger,
+  onChange: () => void,
+): RemoteKeySet | undefined {
+  const settings = config.remoteKeys;
+  const { jwksUrl, discoveryIssuer } = issuer;
+  let locate: () => Promise<URL>;
+  let name: string;
+  if (jwksUrl !== undefined) {
+    locate = async () => jwksUrl;
+    name = `remote JWKS ${describeUrl(jwksUrl)}`;
+  } else if (discoveryIssuer !== undefined) {
+    // Read once: after the first good discovery document only the JWKS is refetched.
+    let found: URL | undefined;
+    locate = async () => {
+      found ??= await discoverJwksUri(discoveryIssuer, issuer.option, settings);
+      return found;
+    };
+    name = `JWKS of issuer "${discoveryIssuer}" (discovery)`;
+  } else {
+    return undefined;
+  }
+  return new RemoteKeySet({
+    locate,
+    name,
+    algorithms: issuer.algorithms,
+    settings,
+    verifier,
+    logger,
+    onChange,
+  });
+}
+
+/** Imports every local key and sets up remote key sets (fetched on first need). Rejects with a JwtRbacConfigError. */
+export async function loadTrust(
+  config: ResolvedConfig,
+  verifier: SignatureVerifier,
+  logger: JwtRbacLogger,
+  onKeysChanged: () => void,
+): Promise<Trust> {
+  const byIssuer = new Map<string, TrustedIssuer>();
+  let anyIssuer: TrustedIssuer | undefined;
+  for (const issuer of config.issuers) {
+    const trusted: TrustedIssuer = {
+      rules: issuer,
+      allowed: new Set(issuer.algorithms),
+      keys: await loadStaticKeys(issuer, verifier, logger),
+      remote: remoteKeySet(issuer, config, verifier, logger, onKeysChanged),
+    };
+    if (issuer.issuer === undefined) anyIssuer = trusted;
+    else for (const iss of issuer.issuer) byIssuer.set(iss, trusted);
+  }
+  return { byIssuer, anyIssuer };
+}
