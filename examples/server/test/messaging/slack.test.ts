@@ -192,6 +192,20 @@ describe.each(BACKENDS)("Slack Events API on %s", (backend) => {
     expect(parts).toEqual([`(1/2) ${"b".repeat(3_000)}`, `(2/2) ${"c".repeat(1_000)}`]);
   });
 
+  it("records an event nested 100,000 levels deep as rejected, answers 200, and does not reply", async () => {
+    const body = JSON.stringify(directMessage("Ev0DEEP", "D0DEEP", "deep", { blocks: "__DEEP__" })).replace(
+      '"__DEEP__"',
+      `${"[".repeat(100_000)}${"]".repeat(100_000)}`,
+    );
+    const response = await postSlack(server.url, body);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: "accepted", received: 0, duplicates: 0, rejected: 1 });
+    const [row] = (await server.inbox("rejected", "slack")).filter((r) => r.message_id === "Ev0DEEP");
+    expect(row?.last_error).toMatch(/nested deeper than 32 levels/);
+    await pause(200);
+    expect(to("D0DEEP")).toHaveLength(0);
+  });
+
   it("GET /slack/status says configured", async () => {
     expect(await (await fetch(`${server.url}/slack/status`)).json()).toEqual({
       channel: "slack",

@@ -152,6 +152,19 @@ describe.each(BACKENDS)("Telegram Bot API webhook on %s", (backend) => {
     expect(server.logs.join("\n")).not.toContain("test-secret_token-1");
   });
 
+  it("records a message with an oversize field as rejected, answers 200, and does not reply", async () => {
+    const update = textUpdate(120, 9120, "x".repeat(70_000));
+    const response = await postTelegram(server.url, update);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: "accepted", received: 0, duplicates: 0, rejected: 1 });
+    const [row] = (await server.inbox("rejected", "telegram")).filter(
+      (r) => r.message_id === `${BOT_ID}:120`,
+    );
+    expect(row?.last_error).toMatch(/string of 70000 characters/);
+    await pause(200);
+    expect(to(9120)).toHaveLength(0);
+  });
+
   it("GET /telegram/status says configured", async () => {
     expect(await (await fetch(`${server.url}/telegram/status`)).json()).toEqual({
       channel: "telegram",
