@@ -1,36 +1,52 @@
+import type { JwtAuth } from "@agent-platform/jwt-rbac";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import type { Logger } from "pino";
 import type { PlatformDatabase } from "./databases.js";
-import { renderApiReference } from "./http/docs.js";
+import { BEARER_SCHEME, validationHook } from "./http/contract.js";
+import { registerDocs } from "./http/docs.js";
 import type { AppEnv } from "./http/env.js";
-import { ApiError, ERROR_CODES, type ErrorStatus, errorResponse } from "./http/errors.js";
+import { ApiError, capEcho, ERROR_CODES, type ErrorStatus, errorResponse } from "./http/errors.js";
 import { requestLogging } from "./http/logging.js";
-import { BEARER_SCHEME, registerDatabaseRoutes } from "./http/routes/databases.js";
+import { documentAccess } from "./http/openapi.js";
+import { registerDatabaseRoutes } from "./http/routes/databases.js";
 import { API_VERSION, registerMetaRoutes } from "./http/routes/meta.js";
+import { HeadersTooLargeResponse } from "./http/schemas.js";
 
 export interface AppDeps {
   readonly databases: readonly PlatformDatabase[];
   /** Versions of the platform schema's migrations, in order; listed when a target is unknown. */
   readonly knownVersions: readonly string[];
-  /** The JWT/RBAC middleware; it answers 401/403 itself. */
-  readonly auth: MiddlewareHandler;
+  /**
+   * The JWT/RBAC middleware (jwt-rbac's Hono adapter); it answers 401/403 itself. What each operation needs
+   * is documented from its own tables (`auth.auth.routeAccess`).
+   */
+  readonly auth: MiddlewareHandler & { readonly auth: Pick<JwtAuth, "routeAccess"> };
+  /** The address the server listens on (`servers` of the OpenAPI document); known once it listens. */
+  readonly serverUrl: () => string;
   readonly logger: Logger;
   /** Further routes mounted at `/` (the messaging channel), merged into the OpenAPI document. */
   readonly routes?: readonly OpenAPIHono[];
   readonly healthTimeoutMs?: number;
 }
 
+const TITLE = "Agent Platform API";
+
 const DOCUMENT_CONFIG = {
   openapi: "3.1.0",
   info: {
-    title: "Agent Platform API",
+    title: TITLE,
     version: API_VERSION,
     description:
-      "Reference server of the agent platform: schema migrations of the registered databases, secured by JWT bearer tokens with scope-based access control.",
+      "Reference server of the agent platform: schema migrations of the registered databases, secured by JWT bearer tokens with scope-based access control. Each protected operation lists the scopes it needs in its `security` requirement and in `x-required-scopes`.",
+    license: { name: "MIT", identifier: "MIT" },
   },
+  tags: [
+    { name: "Meta", description: "About this server and its health" },
+    { name: "Database", description: "Schema migrations of the registered databases" },
+  ],
 };
 
 function isErrorStatus(status: number): status is ErrorStatus {
@@ -38,15 +54,7 @@ function isErrorStatus(status: number): status is ErrorStatus {
 }
 
 export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
-  const app = new OpenAPIHono<AppEnv>({
-    defaultHook: (result, c) => {
-      if (result.success) return;
-      const detail = result.error.issues
-        .map((issue) => `${issue.path.join(".") || "request"}: ${issue.message}`)
-        .join("; ");
-      return errorResponse(c, 422, detail);
-    },
-  });
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
   app.openAPIRegistry.registerComponent("securitySchemes", BEARER_SCHEME, {
     type: "http",
@@ -54,6 +62,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     bearerFormat: "JWT",
     description: "A JWT signed by a configured key; scopes in the `scopes` claim",
   });
+
+  app.openAPIRegistry.register("HeadersTooLargeResponse", HeadersTooLargeResponse);
 
   app.use("*", requestId());
   app.use("*", requestLogging(deps.logger));
@@ -63,15 +73,21 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerDatabaseRoutes(app, deps.databases, deps.knownVersions);
   for (const routes of deps.routes ?? []) app.route("/", routes);
 
-  app.doc31("/openapi.json", DOCUMENT_CONFIG);
-  let docsPage: string | undefined;
-  app.get("/docs", (c) => {
-    // Every route is registered by the first request, so the page is rendered once.
-    docsPage ??= renderApiReference(app.getOpenAPI31Document(DOCUMENT_CONFIG));
-    return c.html(docsPage);
+  let document: object | undefined;
+  app.get("/openapi.json", (c) => {
+    // Every route is registered and the server listens by the first request, so it is built once.
+    document ??= documentAccess(
+      {
+        ...app.getOpenAPI31Document(DOCUMENT_CONFIG),
+        servers: [{ url: deps.serverUrl(), description: "This server" }],
+      },
+      deps.auth.auth.routeAccess,
+    );
+    return c.json(document);
   });
+  registerDocs(app, TITLE);
 
-  app.notFound((c) => errorResponse(c, 404, `No route for ${c.req.method} ${c.req.path}`));
+  app.notFound((c) => errorResponse(c, 404, `No route for ${capEcho(c.req.method)} ${capEcho(c.req.path)}`));
 
   app.onError((error, c) => {
     const logger = c.get("logger") ?? deps.logger;

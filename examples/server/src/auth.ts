@@ -2,6 +2,7 @@ import { DEFAULT_EXCLUDED_ROUTE_PATHS, type JwtRbacOptions } from "@agent-platfo
 import type { Logger } from "pino";
 import { hasJwtKey, type ServerConfig } from "./config.js";
 import { DEV_KEY_ALGORITHM, type DevKey } from "./dev-key.js";
+import { DOCS_FILE_PATHS } from "./http/docs.js";
 import { MESSAGING_ROUTE_POLICY } from "./messaging/index.js";
 
 export class StartupError extends Error {
@@ -48,7 +49,11 @@ export function jwtOptions(config: ServerConfig, devKey: DevKey | undefined, log
     ...(jwt.allowedOrigins === undefined ? {} : { allowedOrigins: jwt.allowedOrigins }),
     // The messaging package names its own routes, so a new channel needs no change here.
     scopeMappings: MESSAGING_ROUTE_POLICY.scopeMappings,
-    excludedRoutePaths: [...DEFAULT_EXCLUDED_ROUTE_PATHS, ...MESSAGING_ROUTE_POLICY.excludedPaths],
+    excludedRoutePaths: [
+      ...DEFAULT_EXCLUDED_ROUTE_PATHS,
+      ...DOCS_FILE_PATHS,
+      ...MESSAGING_ROUTE_POLICY.excludedPaths,
+    ],
     logger: { warn: (message) => logger.warn(message), debug: (message) => logger.debug(message) },
   };
 }

@@ -59,7 +59,8 @@ describe("loadConfig", () => {
       PLATFORM_ID: "prod-eu",
     });
     expect(config.jwt).toMatchObject({
-      verificationKey: "-----BEGIN PUBLIC KEY-----\nabc\n-----END PUBLIC KEY-----",
+      // Passed to jwt-rbac as given: it unescapes PEM text itself (and only PEM text).
+      verificationKey: "-----BEGIN PUBLIC KEY-----\\nabc\\n-----END PUBLIC KEY-----",
       algorithm: "ES256",
       audience: ["a", "b"],
       verifyAudience: true,
@@ -90,10 +91,37 @@ describe("loadConfig", () => {
     [{ JWT_TOKEN_SOURCE: "query" }, "JWT_TOKEN_SOURCE"],
     [{ JWT_JWKS_URL: "file:///etc/jwks.json" }, "JWT_JWKS_URL"],
     [{ SHUTDOWN_TIMEOUT_MS: "-1" }, "SHUTDOWN_TIMEOUT_MS"],
+    // One env parser for the server and the messaging channel: no exponents, hex or signs anywhere.
+    [{ PORT: "1e3" }, "PORT"],
+    [{ SHUTDOWN_TIMEOUT_MS: "0x10" }, "SHUTDOWN_TIMEOUT_MS"],
+    [{ AGENT_TIMEOUT_MS: "1e3" }, "AGENT_TIMEOUT_MS"],
+    [{ MESSAGING_WORKER_POLL_MS: "0x10" }, "MESSAGING_WORKER_POLL_MS"],
+    [{ MESSAGING_MAX_ATTEMPTS: "+5" }, "MESSAGING_MAX_ATTEMPTS"],
+    [{ WHATSAPP_SKIP_SIGNATURE_VALIDATION: "maybe" }, "WHATSAPP_SKIP_SIGNATURE_VALIDATION"],
   ])("rejects %j naming %s", (env, variable) => {
     const problems = problemsOf(env);
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(new RegExp(`^${variable}: `));
+  });
+
+  it("reads booleans and empty values the same way for the server and the messaging channel", () => {
+    const config = loadConfig({
+      JWT_VERIFY_AUDIENCE: "on",
+      WHATSAPP_SKIP_SIGNATURE_VALIDATION: "ON",
+      PORT: "",
+      AGENT_TIMEOUT_MS: "",
+      MESSAGING_WORKER_CONCURRENCY: " ",
+    });
+    expect(config.jwt.verifyAudience).toBe(true);
+    expect(config.messaging.WHATSAPP_SKIP_SIGNATURE_VALIDATION).toBe(true);
+    // Empty means unset: the default, not 0.
+    expect(config.port).toBe(7777);
+    expect(config.messaging.AGENT_TIMEOUT_MS).toBe(30_000);
+    expect(config.messaging.MESSAGING_WORKER_CONCURRENCY).toBe(4);
+  });
+
+  it("keeps the two characters \\n in an HS* secret", () => {
+    expect(loadConfig({ JWT_VERIFICATION_KEY: "abc\\ndef" }).jwt.verificationKey).toBe("abc\\ndef");
   });
 
   it("reports every bad variable at once and never echoes a database password", () => {

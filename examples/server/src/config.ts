@@ -1,6 +1,8 @@
 import { resolve } from "node:path";
 import { type JwtAlgorithm, SUPPORTED_ALGORITHMS } from "@agent-platform/jwt-rbac";
 import { z } from "zod";
+import { describeEnvIssues, envBoolean, envEnum, envInteger, envList, envText, envUrl } from "./env-vars.js";
+import { messagingConfigSchema } from "./messaging/index.js";
 
 /** Ids are path segments and log fields; `all` is the route that migrates every database. */
 export const DATABASE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
@@ -15,7 +17,7 @@ export interface DatabaseConfig {
 }
 
 export interface JwtConfig {
-  /** PEM, JWK JSON or HS* secret; `\n` escapes are turned into newlines so a PEM fits in one env line. */
+  /** PEM, JWK JSON or HS* secret, as given; jwt-rbac unescapes `\n` in PEM text only. */
   readonly verificationKey: string | undefined;
   readonly jwksFile: string | undefined;
   readonly jwksUrl: string | undefined;
@@ -41,7 +43,7 @@ export interface ServerConfig {
   readonly platformId: string;
   readonly jwt: JwtConfig;
   readonly shutdownTimeoutMs: number;
-  readonly messaging: MessagingConfig;
+  readonly messaging: z.output<typeof messagingConfigSchema>;
 }
 
 export class ConfigError extends Error {
@@ -52,42 +54,6 @@ export class ConfigError extends Error {
   }
 }
 
-const optionalText = z
-  .string()
-  .transform((value) => value.trim())
-  .optional()
-  .transform((value) => (value === undefined || value === "" ? undefined : value));
-
-const booleanText = (fallback: boolean) =>
-  optionalText.pipe(
-    z
-      .enum(["true", "false", "1", "0", "yes", "no", "on", "off"], {
-        error: "expected one of true, false, 1, 0, yes, no, on, off",
-      })
-      .optional()
-      .transform((value) => (value === undefined ? fallback : ["true", "1", "yes", "on"].includes(value))),
-  );
-
-const integerText = (fallback: number, min: number, max: number) =>
-  optionalText.pipe(
-    z
-      .string()
-      .regex(/^\d+$/, { error: "expected a whole number" })
-      .transform(Number)
-      .pipe(z.number().int().min(min).max(max))
-      .optional()
-      .transform((value) => value ?? fallback),
-  );
-
-const commaList = optionalText.transform((value) =>
-  value === undefined
-    ? undefined
-    : value
-        .split(",")
-        .map((item) => item.trim())
-        .filter((item) => item !== ""),
-);
-
 function isPostgresUrl(value: string): boolean {
   try {
     const url = new URL(value);
@@ -97,7 +63,7 @@ function isPostgresUrl(value: string): boolean {
   }
 }
 
-const postgresUrl = optionalText.pipe(
+const postgresUrl = envText.pipe(
   z.string().refine(isPostgresUrl, { error: "expected a postgres:// or postgresql:// URL" }).optional(),
 );
 
@@ -110,7 +76,7 @@ function checkDatabaseId(id: string): string | undefined {
 }
 
 /** `id=url,id2=url2`; the url may itself contain `=` (query string), so only the first `=` splits. */
-const databasesList = optionalText.transform((value, ctx): DatabaseConfig[] | undefined => {
+const databasesList = envText.transform((value, ctx): DatabaseConfig[] | undefined => {
   if (value === undefined) return undefined;
   const databases: DatabaseConfig[] = [];
   for (const entry of value.split(",")) {
@@ -140,90 +106,34 @@ const databasesList = optionalText.transform((value, ctx): DatabaseConfig[] | un
   return databases;
 });
 
-const optionalHttpUrl = optionalText.pipe(
-  z.url({ protocol: /^https?$/, error: "expected an http(s) URL" }).optional(),
-);
-const httpUrl = (fallback: string) => optionalHttpUrl.transform((value) => value ?? fallback);
-
-/**
- * The messaging channels' variables, parsed by the same rules as every other variable (empty = unset,
- * whole numbers only, the same booleans); the server maps them to the package's options in
- * src/messaging/. Every channel is optional: without its credentials it is simply not mounted.
- */
-export const messagingConfigSchema = z.object({
-  WHATSAPP_VERIFY_TOKEN: optionalText,
-  WHATSAPP_APP_SECRET: optionalText,
-  WHATSAPP_ACCESS_TOKEN: optionalText,
-  WHATSAPP_PHONE_NUMBER_ID: optionalText,
-  WHATSAPP_API_BASE_URL: httpUrl("https://graph.facebook.com/v25.0"),
-  WHATSAPP_SKIP_SIGNATURE_VALIDATION: booleanText(false),
-  WHATSAPP_API_TIMEOUT_MS: integerText(10_000, 0, 86_400_000),
-  SLACK_SIGNING_SECRET: optionalText,
-  SLACK_BOT_TOKEN: optionalText,
-  SLACK_API_BASE_URL: httpUrl("https://slack.com/api"),
-  SLACK_API_TIMEOUT_MS: integerText(10_000, 0, 86_400_000),
-  TELEGRAM_BOT_TOKEN: optionalText,
-  TELEGRAM_WEBHOOK_SECRET_TOKEN: optionalText,
-  TELEGRAM_API_BASE_URL: httpUrl("https://api.telegram.org"),
-  TELEGRAM_API_TIMEOUT_MS: integerText(10_000, 0, 86_400_000),
-  AGENT_URL: optionalHttpUrl,
-  AGENT_TIMEOUT_MS: integerText(30_000, 0, 86_400_000),
-  MESSAGING_WORKER_CONCURRENCY: integerText(4, 1, 64),
-  // At least 10 ms: 0 would make every worker poll the database in a busy loop.
-  MESSAGING_WORKER_POLL_MS: integerText(1_000, 10, 86_400_000),
-  MESSAGING_WORKER_START_DELAY_MS: integerText(0, 0, 86_400_000),
-  MESSAGING_MAX_ATTEMPTS: integerText(8, 1, 100),
-  MESSAGING_RETRY_BASE_MS: integerText(2_000, 0, 86_400_000),
-  MESSAGING_RETRY_MAX_MS: integerText(300_000, 0, 86_400_000),
-  MESSAGING_VISIBILITY_TIMEOUT_MS: integerText(180_000, 1_000, 86_400_000),
-});
-
-export type MessagingConfig = z.output<typeof messagingConfigSchema>;
-
 const serverEnvSchema = z.object({
-  HOST: optionalText.transform((value) => value ?? "127.0.0.1"),
-  PORT: integerText(7777, 0, 65535),
-  PLATFORM_DATA_DIR: optionalText.transform((value) => resolve(value ?? "./.data")),
-  PLATFORM_ENV: optionalText.pipe(
-    z.enum(["development", "test", "production"]).optional().default("development"),
-  ),
-  LOG_LEVEL: optionalText.pipe(
-    z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional().default("info"),
-  ),
+  HOST: envText.transform((value) => value ?? "127.0.0.1"),
+  PORT: envInteger(7777, { min: 0, max: 65535 }),
+  PLATFORM_DATA_DIR: envText.transform((value) => resolve(value ?? "./.data")),
+  PLATFORM_ENV: envEnum(["development", "test", "production"], "development"),
+  LOG_LEVEL: envEnum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], "info"),
   DATABASE_URL: postgresUrl,
   DATABASES: databasesList,
-  PLATFORM_ID: optionalText.transform((value) => value ?? "agent-platform"),
-  JWT_VERIFICATION_KEY: optionalText.transform((value) => value?.replaceAll("\\n", "\n")),
-  JWT_JWKS_FILE: optionalText,
-  JWT_JWKS_URL: optionalHttpUrl,
-  JWT_ALGORITHM: optionalText.pipe(z.enum(SUPPORTED_ALGORITHMS).optional()),
-  JWT_AUDIENCE: commaList,
-  JWT_VERIFY_AUDIENCE: booleanText(false),
-  JWT_ISSUER: commaList,
-  JWT_ALLOWED_ORIGINS: commaList,
-  JWT_AUTHORIZATION: booleanText(true),
-  JWT_TOKEN_SOURCE: optionalText.pipe(
-    z
-      .string()
-      .transform((value) => value.toLowerCase())
-      .pipe(z.enum(["header", "cookie", "both"]))
-      .optional()
-      .default("header"),
-  ),
-  JWT_COOKIE_NAME: optionalText,
-  SHUTDOWN_TIMEOUT_MS: integerText(10_000, 0, 600_000),
+  PLATFORM_ID: envText.transform((value) => value ?? "agent-platform"),
+  // Passed on as given: jwt-rbac itself turns `\n` escapes into newlines, and only in PEM text, so an HS*
+  // secret that contains the two characters `\n` reaches it unchanged.
+  JWT_VERIFICATION_KEY: envText,
+  JWT_JWKS_FILE: envText,
+  JWT_JWKS_URL: envUrl(),
+  JWT_ALGORITHM: envText.pipe(z.enum(SUPPORTED_ALGORITHMS).optional()),
+  JWT_AUDIENCE: envList,
+  JWT_VERIFY_AUDIENCE: envBoolean(false),
+  JWT_ISSUER: envList,
+  JWT_ALLOWED_ORIGINS: envList,
+  JWT_AUTHORIZATION: envBoolean(true),
+  JWT_TOKEN_SOURCE: envEnum(["header", "cookie", "both"], "header"),
+  JWT_COOKIE_NAME: envText,
+  SHUTDOWN_TIMEOUT_MS: envInteger(10_000, { min: 0, max: 600_000 }),
 });
 
 /** Redacts the password of a database URL so an error message never carries a secret. */
 export function redactUrl(value: string): string {
   return value.replace(/(\/\/[^:/@]+:)[^@]*@/, "$1***@");
-}
-
-function describeIssues(error: z.ZodError): string[] {
-  return error.issues.map((issue) => {
-    const variable = issue.path[0];
-    return variable === undefined ? issue.message : `${String(variable)}: ${issue.message}`;
-  });
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -233,8 +143,8 @@ export function loadConfig(env: Env = process.env): ServerConfig {
   const server = serverEnvSchema.safeParse(env);
   const messaging = messagingConfigSchema.safeParse(env);
   const problems = [
-    ...(server.success ? [] : describeIssues(server.error)),
-    ...(messaging.success ? [] : describeIssues(messaging.error)),
+    ...(server.success ? [] : describeEnvIssues(server.error)),
+    ...(messaging.success ? [] : describeEnvIssues(messaging.error)),
   ];
   if (!server.success || !messaging.success) throw new ConfigError(problems);
   const vars = server.data;

@@ -13,7 +13,7 @@ export interface DevKey {
 
 export const DEV_KEY_ALGORITHM = "ES256";
 export const DEV_TOKEN_SCOPE = "platform:admin";
-const DEV_TOKEN_TTL_S = 24 * 60 * 60;
+export const DEV_TOKEN_TTL_S = 24 * 60 * 60;
 
 function fromPrivatePem(pem: string, path: string, created: boolean): DevKey {
   const privateKey = createPrivateKey(pem);
@@ -51,15 +51,31 @@ export interface DevToken {
   readonly expiresAt: Date;
 }
 
-export async function signDevToken(
-  key: DevKey,
-  claims: { audience: string | string[]; issuer: string | undefined },
-): Promise<DevToken> {
+export interface DevTokenClaims {
+  readonly audience: string | string[];
+  readonly issuer: string | undefined;
+  /** Default: the admin scope, as printed at startup. */
+  readonly scopes?: readonly string[];
+  /** Default: `dev-admin`. */
+  readonly subject?: string;
+  /** Default: 24 h. */
+  readonly ttlSeconds?: number;
+}
+
+/** The audience and issuer a server with this configuration expects, so its development tokens pass. */
+export function devTokenAudience(config: {
+  platformId: string;
+  jwt: { audience: string[] | undefined; issuer: string[] | undefined };
+}): { audience: string | string[]; issuer: string | undefined } {
+  return { audience: config.jwt.audience ?? config.platformId, issuer: config.jwt.issuer?.[0] };
+}
+
+export async function signDevToken(key: DevKey, claims: DevTokenClaims): Promise<DevToken> {
   const issuedAt = Math.floor(Date.now() / 1000);
-  const expiresAt = issuedAt + DEV_TOKEN_TTL_S;
-  let jwt = new SignJWT({ scopes: [DEV_TOKEN_SCOPE] })
+  const expiresAt = issuedAt + (claims.ttlSeconds ?? DEV_TOKEN_TTL_S);
+  let jwt = new SignJWT({ scopes: [...(claims.scopes ?? [DEV_TOKEN_SCOPE])] })
     .setProtectedHeader({ alg: DEV_KEY_ALGORITHM, typ: "JWT" })
-    .setSubject("dev-admin")
+    .setSubject(claims.subject ?? "dev-admin")
     .setAudience(claims.audience)
     .setIssuedAt(issuedAt)
     .setExpirationTime(expiresAt);

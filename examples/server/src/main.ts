@@ -1,4 +1,6 @@
 import { JwtRbacConfigError } from "@agent-platform/jwt-rbac";
+import type { DestinationStream } from "pino";
+import pretty from "pino-pretty";
 import { StartupError } from "./auth.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { MessagingConfigError } from "./messaging/index.js";
@@ -8,9 +10,24 @@ function shellQuote(value: string): string {
   return `'${value.replaceAll("'", `'\\''`)}'`;
 }
 
+/**
+ * Log lines for a person at a terminal (colours, local time, message first) and JSON lines otherwise, for a
+ * log collector. Synchronous, so the last lines before an exit are never lost.
+ */
+function logDestination(): DestinationStream | undefined {
+  if (!process.stdout.isTTY) return undefined;
+  return pretty({
+    sync: true,
+    singleLine: true,
+    translateTime: "SYS:HH:MM:ss.l",
+    ignore: "pid,hostname,service",
+  });
+}
+
 async function main(): Promise<void> {
   const config = loadConfig();
-  const server = await startServer(config);
+  const destination = logDestination();
+  const server = await startServer(config, destination === undefined ? {} : { logDestination: destination });
 
   if (server.devToken !== undefined) {
     // For the person at the terminal, on stderr: stdout stays one JSON log record per line.
@@ -33,13 +50,17 @@ async function main(): Promise<void> {
     );
   }
 
-  let signals = 0;
+  // Under `pnpm start` one Ctrl-C arrives twice, from the terminal and forwarded by pnpm, within
+  // milliseconds: a repeat inside this window is the same keypress, not the "exit now" second signal.
+  const SAME_SIGNAL_MS = 1_000;
+  let firstSignalAt: number | undefined;
   const shutdown = (signal: NodeJS.Signals) => {
-    signals += 1;
-    if (signals > 1) {
+    if (firstSignalAt !== undefined) {
+      if (performance.now() - firstSignalAt < SAME_SIGNAL_MS) return;
       process.stderr.write(`${signal} again: exiting without waiting\n`);
       process.exit(1);
     }
+    firstSignalAt = performance.now();
     server.stop().then(
       () => process.exit(0),
       (error: unknown) => {

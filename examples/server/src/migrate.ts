@@ -1,6 +1,6 @@
-import type { MigrateResult, MigrationStatus } from "@agent-platform/migrator";
+import { type MigrateResult, type MigrationStatus, parseVersion } from "@agent-platform/migrator";
 import type { PlatformDatabase } from "./databases.js";
-import { ApiError } from "./http/errors.js";
+import { ApiError, capEcho } from "./http/errors.js";
 
 export interface MigrationResultBody {
   message: string;
@@ -29,7 +29,23 @@ function messageOf(error: unknown): string {
 }
 
 function unknownVersionDetail(target: string, knownVersions: readonly string[]): string {
-  return `Unknown target version '${target}'. Known versions: ${knownVersions.join(", ")}`;
+  return `Unknown target version '${capEcho(target)}'. Known versions: ${knownVersions.join(", ")}`;
+}
+
+/** The stored form of a version (no leading `v`), by the migrator's own grammar; undefined when it is none. */
+export function canonicalVersion(version: string): string | undefined {
+  try {
+    return parseVersion(version).text;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why a requested target is not a version (the 422 detail), or undefined when it is one. */
+export function versionProblem(target: string): string | undefined {
+  return canonicalVersion(target) === undefined
+    ? `must be a version such as 2.5.6 (MAJOR.MINOR.PATCH, optional -PRERELEASE), got '${capEcho(target)}'`
+    : undefined;
 }
 
 /**
@@ -43,7 +59,7 @@ export function migrationErrorToApi(
 ) {
   switch (codeOf(error)) {
     case "INVALID_VERSION":
-      return new ApiError(422, `target_version: ${messageOf(error)}`);
+      return new ApiError(422, `target_version: ${versionProblem(target ?? "") ?? messageOf(error)}`);
     case "UNKNOWN_VERSION":
       return new ApiError(400, unknownVersionDetail(target ?? "", knownVersions));
     case "IRREVERSIBLE":
@@ -56,13 +72,15 @@ export function migrationErrorToApi(
   }
 }
 
-function stripV(version: string): string {
-  return version.startsWith("v") ? version.slice(1) : version;
-}
-
-/** Refuses a well-formed but unknown target before any database is touched. */
+/**
+ * Refuses a target that is not a version (422) or a well-formed but unknown one (400) before any database
+ * is touched. `knownVersions` are canonical (see `canonicalVersion`).
+ */
 export function checkTarget(target: string | undefined, knownVersions: readonly string[]): void {
-  if (target !== undefined && !knownVersions.includes(stripV(target))) {
+  if (target === undefined) return;
+  const canonical = canonicalVersion(target);
+  if (canonical === undefined) throw new ApiError(422, `target_version: ${versionProblem(target)}`);
+  if (!knownVersions.includes(canonical)) {
     throw new ApiError(400, unknownVersionDetail(target, knownVersions));
   }
 }

@@ -8,9 +8,17 @@ import { createApp } from "./app.js";
 import { assertKeyConfigured, jwtOptions, StartupError } from "./auth.js";
 import { hasJwtKey, type ServerConfig } from "./config.js";
 import { openDatabases, type PlatformDatabase } from "./databases.js";
-import { DEV_KEY_ALGORITHM, type DevToken, loadOrCreateDevKey, signDevToken } from "./dev-key.js";
+import {
+  DEV_KEY_ALGORITHM,
+  type DevToken,
+  devTokenAudience,
+  loadOrCreateDevKey,
+  signDevToken,
+} from "./dev-key.js";
+import { answerClientErrors } from "./http/client-error.js";
 import { createLogger } from "./http/logging.js";
 import { type ServerMessaging, wireMessaging } from "./messaging/index.js";
+import { canonicalVersion } from "./migrate.js";
 import { platformMigrations } from "./migrations/index.js";
 
 export interface StartServerOptions {
@@ -109,6 +117,7 @@ export async function startServer(
 
   let messaging: ServerMessaging | null = null;
   let server: NodeServer;
+  let url = "";
   try {
     messaging = await wireMessaging({
       config: config.messaging,
@@ -120,13 +129,16 @@ export async function startServer(
     // A key that cannot be imported for the algorithm stops startup instead of failing every request.
     await auth.auth.ready;
     const app = createApp({
+      serverUrl: () => url,
       databases,
-      knownVersions: migrations.map((migration) => migration.version.replace(/^v/, "")),
+      knownVersions: migrations.map((migration) => canonicalVersion(migration.version) ?? migration.version),
       auth,
       logger,
       routes: messaging === null ? [] : [messaging.routes],
     });
     server = await listen(app.fetch, config.host, config.port);
+    answerClientErrors(server as import("node:http").Server, logger);
+    url = `http://${urlHost(config.host)}:${(server.address() as AddressInfo).port}`;
   } catch (error) {
     await messaging?.stop();
     await closeDatabases();
@@ -134,7 +146,6 @@ export async function startServer(
   }
 
   const port = (server.address() as AddressInfo).port;
-  const url = `http://${urlHost(config.host)}:${port}`;
   logger.info(
     {
       url,
@@ -146,13 +157,7 @@ export async function startServer(
   );
   messaging?.start();
 
-  const devToken =
-    devKey === undefined
-      ? undefined
-      : await signDevToken(devKey, {
-          audience: config.jwt.audience ?? config.platformId,
-          issuer: config.jwt.issuer?.[0],
-        });
+  const devToken = devKey === undefined ? undefined : await signDevToken(devKey, devTokenAudience(config));
 
   let stopping: Promise<void> | undefined;
   const stop = () => {

@@ -22,6 +22,7 @@ describe("an unhandled exception in a route", () => {
       auth: jwtRbac({ verificationKeys: [await publicKeyPem()], algorithm: "ES256" }),
       logger: createLogger("info", { write: (line: string) => void logs.push(line) }),
       routes: [failing],
+      serverUrl: () => url,
     });
     const server = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 });
     await new Promise<void>((resolve) => server.once("listening", () => resolve()));

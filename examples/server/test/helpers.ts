@@ -132,3 +132,25 @@ export async function request(
 }
 
 export const ALL_VERSIONS = ["2.0.0", "2.3.0", "2.5.0", "2.5.6"];
+
+/**
+ * The real server with no JWT key configured, so it uses (and creates) the development key of its data
+ * dir and prints a development token, as under `pnpm start`.
+ */
+export async function startDevKeyServer(): Promise<
+  RunningServer & { dataDir: string; cleanup(): Promise<void> }
+> {
+  const dataDir = await mkdtemp(join(tmpdir(), "server-dev-key-"));
+  await cp(inject("pgliteTemplateDir"), join(dataDir, "default"), { recursive: true });
+  const server = await startServer(
+    loadConfig({ PORT: "0", PLATFORM_ENV: "development", PLATFORM_DATA_DIR: dataDir, LOG_LEVEL: "silent" }),
+  );
+  return {
+    ...server,
+    dataDir,
+    async cleanup() {
+      await server.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -2,6 +2,7 @@ import type { JWTPayload } from "jose";
 import { resolveConfig } from "./config.js";
 import { AuthError, isAuthError } from "./errors.js";
 import type { JwtRbacOptions } from "./options.js";
+import { type RouteAccess, routeAccess } from "./rbac/access.js";
 import { Authorizer } from "./rbac/authorize.js";
 import { type CanonicalPath, canonicalPath, relativeTo } from "./rbac/canonical-path.js";
 import { compileRoute, RouteTable } from "./rbac/routes.js";
@@ -57,6 +58,8 @@ export interface JwtAuth<C extends object = JWTPayload> {
   clearCache(): void;
   /** `"node:crypto"` or `"webcrypto"`: which signature verifier this build uses. */
   readonly verifier: string;
+  /** What a route needs by this instance's tables (excluded paths, scope mappings), for documentation. */
+  routeAccess(method: string, path: string): RouteAccess;
 }
 
 /** What a verified token yields, built once and then shared by every request carrying that token. */
@@ -181,9 +184,17 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
       : decide(method, path, entry);
   }
 
+  const accessTables = {
+    excluded,
+    required: authorizer === undefined ? undefined : authorizer.required.bind(authorizer),
+    unmappedRoutes: config.unmappedRoutes,
+    adminScope: config.adminScope,
+  };
+
   return {
     ready,
     verifier: platform.verifier.name,
+    routeAccess: (method, path) => routeAccess(accessTables, method, path),
     clearCache: () => cache?.clear(),
     authenticateNow,
     async authenticate(request: AuthRequest): Promise<AuthResult<C>> {

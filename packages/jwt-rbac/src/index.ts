@@ -21,6 +21,7 @@ export {
   SUPPORTED_ALGORITHMS,
   TokenSource,
 } from "./options.js";
+export type { RouteAccess } from "./rbac/access.js";
 export { type CanonicalPath, canonicalPath, MAX_PATH_LENGTH } from "./rbac/canonical-path.js";
 export { DEFAULT_EXCLUDED_ROUTE_PATHS, DEFAULT_SCOPE_MAPPINGS, LISTING_RESOURCES } from "./rbac/defaults.js";
 export { matchRoute, type RouteMatch } from "./rbac/routes.js";

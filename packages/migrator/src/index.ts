@@ -28,3 +28,4 @@ export type {
   MigratorLogger,
   MigratorOptions,
 } from "./types.js";
+export { compareVersions, parseVersion, type Version } from "./version.js";

@@ -1,59 +1,49 @@
 import { z } from "@hono/zod-openapi";
 import { DATABASE_ID_PATTERN } from "../config.js";
+import { versionProblem } from "../migrate.js";
+import { namedErrorBody } from "./contract.js";
 import { ERROR_CODES } from "./errors.js";
 
-function errorSchema(name: string, errorCode: string, exampleDetail: string) {
-  return z
-    .object({
-      detail: z.string().openapi({ description: "Error detail message", example: exampleDetail }),
-      error_code: z
-        .string()
-        .nullable()
-        .optional()
-        .openapi({ description: "Error code for categorization", example: errorCode }),
-    })
-    .openapi(name);
-}
-
-export const BadRequestResponse = errorSchema(
+export const BadRequestResponse = namedErrorBody(
   "BadRequestResponse",
   ERROR_CODES[400],
   "Unknown target version '9.9.9'. Known versions: 2.0.0, 2.3.0, 2.5.0, 2.5.6",
 );
-export const UnauthenticatedResponse = errorSchema(
+export const UnauthenticatedResponse = namedErrorBody(
   "UnauthenticatedResponse",
   ERROR_CODES[401],
   "Authorization header missing",
 );
-export const ForbiddenResponse = errorSchema(
+export const ForbiddenResponse = namedErrorBody(
   "ForbiddenResponse",
   ERROR_CODES[403],
   "Insufficient permissions. Required scope(s): config:write",
 );
-export const NotFoundResponse = errorSchema(
+export const NotFoundResponse = namedErrorBody(
   "NotFoundResponse",
   ERROR_CODES[404],
   "No database found with id 'analytics'",
 );
-export const ValidationErrorResponse = errorSchema(
+export const ValidationErrorResponse = namedErrorBody(
   "ValidationErrorResponse",
   ERROR_CODES[422],
   "target_version: must be a version such as 2.5.6",
 );
-export const InternalServerErrorResponse = errorSchema(
+export const InternalServerErrorResponse = namedErrorBody(
   "InternalServerErrorResponse",
   ERROR_CODES[500],
   "Failed to migrate database: could not create unique index",
 );
-export const ServiceUnavailableResponse = errorSchema(
+export const HeadersTooLargeResponse = namedErrorBody(
+  "HeadersTooLargeResponse",
+  ERROR_CODES[431],
+  "Request header fields too large",
+);
+export const ServiceUnavailableResponse = namedErrorBody(
   "ServiceUnavailableResponse",
   ERROR_CODES[503],
   "Databases not answering: analytics",
 );
-
-/** The migrator's version grammar: MAJOR.MINOR.PATCH, an optional -PRERELEASE and an optional leading `v`. */
-export const VERSION_PATTERN =
-  /^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$/;
 
 export const DatabaseIdParam = z
   .string()
@@ -66,14 +56,22 @@ export const DatabaseIdParam = z
     example: "default",
   });
 
-export const TargetVersionQuery = z.object({
+/**
+ * The query of the migrate operations. Strict: an unknown parameter (a typo like `?target=2.3.0`) is a 422,
+ * never silently "the latest version". The grammar is the migrator's own (`parseVersion`).
+ */
+export const TargetVersionQuery = z.strictObject({
   target_version: z
     .string()
-    .regex(VERSION_PATTERN, { error: "must be a version such as 2.5.6" })
+    .superRefine((value, ctx) => {
+      const problem = versionProblem(value);
+      if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
+    })
     .optional()
     .openapi({
       param: { name: "target_version", in: "query" },
-      description: "Schema version to migrate to, up or down; the latest when omitted",
+      description:
+        "Schema version to migrate to, up or down (`MAJOR.MINOR.PATCH`, optional `-PRERELEASE`, optional leading `v`); the latest when omitted",
       example: "2.5.6",
     }),
 });

@@ -1,6 +1,6 @@
 import { type Channel, MessagingConfigError, slack, telegram, whatsapp } from "@agent-platform/messaging";
 import type { Logger } from "pino";
-import type { MessagingConfig } from "../config.js";
+import type { MessagingConfig } from "./config.js";
 
 /** Each channel whose variables are set, checked the same way: a partial configuration names what is missing. */
 export function channelsFromEnv(config: MessagingConfig, production: boolean, logger: Logger): Channel[] {

@@ -10,11 +10,11 @@ import { messagingRoutes } from "@agent-platform/messaging/hono";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Logger } from "pino";
 import type { Sql } from "postgres";
-import type { MessagingConfig } from "../config.js";
 import { channelsFromEnv } from "./channels.js";
+import type { MessagingConfig } from "./config.js";
 
 export { MessagingConfigError } from "@agent-platform/messaging";
-export { type MessagingConfig, messagingConfigSchema } from "../config.js";
+export { type MessagingConfig, messagingConfigSchema } from "./config.js";
 
 export interface ServerMessaging extends Messaging {
   /** Mounted at "/" by the server. */

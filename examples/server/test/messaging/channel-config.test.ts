@@ -111,8 +111,9 @@ describe("the reference server with the channel configured", () => {
     expect(Object.keys(document.paths)).toEqual(
       expect.arrayContaining(["/whatsapp/status", "/whatsapp/webhook", "/whatsapp/inbox"]),
     );
-    expect(document.paths["/whatsapp/inbox"]?.get?.security).toEqual([{ HTTPBearer: [] }]);
-    expect(document.paths["/whatsapp/webhook"]?.post?.security).toBeUndefined();
+    // Scopes as the JWT middleware enforces them; the signature-checked webhook is public to JWT.
+    expect(document.paths["/whatsapp/inbox"]?.get?.security).toEqual([{ HTTPBearer: ["config:read"] }]);
+    expect(document.paths["/whatsapp/webhook"]?.post?.security).toEqual([]);
   });
 });
 

@@ -59,6 +59,11 @@ export class Authorizer {
     this.#deny = config.unmappedRoutes === "deny";
   }
 
+  /** The scopes the route's mapping requires; undefined when no mapping matches. */
+  required(method: string, path: CanonicalPath): readonly string[] | undefined {
+    return this.#routes.match(method, path.segments)?.route.value.required;
+  }
+
   /** The accessible resource ids (empty outside listing routes), or the refusal. */
   authorize(method: string, path: CanonicalPath, held: ScopeSet): ReadonlySet<string> | AuthError {
     const match = this.#routes.match(method, path.segments);

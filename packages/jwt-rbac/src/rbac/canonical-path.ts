@@ -75,7 +75,7 @@ function percent(byte: number): string {
   return `%${HEX[byte >> 4]}${HEX[byte & 15]}`;
 }
 
-/** How many continuation bytes a UTF-8 lead byte takes and the range of the first one; 0 when invalid. */
+/** How many continuation bytes a UTF-8 lead byte takes and the range of the first one; undefined when invalid. */
 function utf8Lead(byte: number): [count: number, low: number, high: number] | undefined {
   if (byte >= 0xc2 && byte <= 0xdf) return [1, 0x80, 0xbf];
   if (byte === 0xe0) return [2, 0xa0, 0xbf]; // no overlong 3-byte forms

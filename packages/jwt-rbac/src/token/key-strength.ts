@@ -4,7 +4,7 @@ import { bigEndianInt, ed25519PointProblem, isNistCurve, nistPointProblem } from
 import { hasRocaFingerprint } from "./roca.js";
 
 /** The smallest RSA modulus accepted (NIST SP 800-131A; also what jose's WebCrypto path demands). */
-export const MIN_RSA_MODULUS_BITS = 2048;
+const MIN_RSA_MODULUS_BITS = 2048;
 
 function member(jwk: JWK, name: "n" | "e" | "x" | "y"): Uint8Array | undefined {
   const value = jwk[name];

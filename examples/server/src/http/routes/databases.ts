@@ -1,8 +1,10 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
 import type { PlatformDatabase } from "../../databases.js";
 import { checkTarget, type MigrationResultBody, migrateDatabase, migrationStatus } from "../../migrate.js";
+import { jsonResponse as json } from "../contract.js";
 import type { AppEnv } from "../env.js";
-import { ApiError } from "../errors.js";
+import { ApiError, errorResponse } from "../errors.js";
 import {
   BadRequestResponse,
   DatabaseIdParam,
@@ -17,12 +19,38 @@ import {
   ValidationErrorResponse,
 } from "../schemas.js";
 
-export const BEARER_SCHEME = "HTTPBearer";
+/** Whether a request carries a body: a non-zero length, or a chunked body with at least one byte. */
+async function hasBody(request: Request): Promise<boolean> {
+  const length = request.headers.get("content-length");
+  if (length !== null) return length.trim() !== "0";
+  if (request.body === null) return false;
+  // Chunked: read until the first byte (or the end), never the whole body.
+  const reader = request.body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return false;
+      if (value.byteLength > 0) return true;
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+}
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({
-  description,
-  content: { "application/json": { schema } },
-});
+/**
+ * The migrate operations read their input from the query only. A body (`{"target_version": "2.3.0"}`) used
+ * to be ignored, migrating to the latest version instead of the one meant; now it is a 422.
+ */
+const refuseBody: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (await hasBody(c.req.raw)) {
+    return errorResponse(
+      c,
+      422,
+      "This operation takes no request body: target_version is a query parameter, e.g. POST /databases/default/migrate?target_version=2.3.0",
+    );
+  }
+  await next();
+};
 
 const authErrors = {
   401: json(UnauthenticatedResponse, "Unauthorized: the bearer token is missing or invalid"),
@@ -36,15 +64,18 @@ const migrateAllRoute = createRoute({
   tags: ["Database"],
   summary: "Migrate every registered database",
   description:
-    "Migrates every registered database to `target_version`, or to the latest version. 200 when all succeed; 207 with each database's result otherwise. Requires scope `config:write`.",
-  security: [{ [BEARER_SCHEME]: [] }],
+    "Migrates every registered database to `target_version`, or to the latest version. 200 when all succeed; 207 with each database's result otherwise. No request body; unknown query parameters are refused.",
+  middleware: [refuseBody] as const,
   request: { query: TargetVersionQuery },
   responses: {
     200: json(MigrateAllResult, "Every database migrated successfully"),
     207: json(MigrateAllResult, "Some databases failed; `results` has each one's status"),
     400: json(BadRequestResponse, "Bad Request: unknown target version"),
     ...authErrors,
-    422: json(ValidationErrorResponse, "Validation Error: target_version is not a version"),
+    422: json(
+      ValidationErrorResponse,
+      "Validation Error: target_version is not a version, an unknown query parameter, or a request body",
+    ),
     500: json(InternalServerErrorResponse, "Internal server error"),
   },
 });
@@ -56,8 +87,8 @@ const migrateRoute = createRoute({
   tags: ["Database"],
   summary: "Migrate a database",
   description:
-    "Migrates the given database schema to the target version, up or down. When `target_version` is omitted, the database is migrated to the latest version. Requires scope `config:write`.",
-  security: [{ [BEARER_SCHEME]: [] }],
+    "Migrates the given database schema to the target version, up or down. When `target_version` is omitted, the database is migrated to the latest version. No request body; unknown query parameters are refused.",
+  middleware: [refuseBody] as const,
   request: { params: z.object({ db_id: DatabaseIdParam }), query: TargetVersionQuery },
   responses: {
     200: json(MigrationResult, "Database migrated successfully"),
@@ -67,7 +98,10 @@ const migrateRoute = createRoute({
     ),
     ...authErrors,
     404: json(NotFoundResponse, "Database not found"),
-    422: json(ValidationErrorResponse, "Validation Error"),
+    422: json(
+      ValidationErrorResponse,
+      "Validation Error: a bad db_id or target_version, an unknown query parameter, or a request body",
+    ),
     500: json(InternalServerErrorResponse, "Failed to migrate database; it stays at its previous version"),
   },
 });
@@ -78,8 +112,7 @@ const statusRoute = createRoute({
   operationId: "get_database_migrations",
   tags: ["Database"],
   summary: "Migration status of a database",
-  description: "Current and latest version, applied and pending migrations. Requires scope `config:read`.",
-  security: [{ [BEARER_SCHEME]: [] }],
+  description: "Current and latest version, applied and pending migrations.",
   request: { params: z.object({ db_id: DatabaseIdParam }) },
   responses: {
     200: json(MigrationStatus, "Migration status"),
