@@ -4,8 +4,8 @@ import { envBoolean, envInteger, envText, envUrl } from "../env-vars.js";
 const milliseconds = (fallback: number) => envInteger(fallback, { min: 0, max: 86_400_000 });
 
 /**
- * Environment variables of the messaging channel, read with the server's one env parser (`../env-vars.ts`).
- * Every variable is optional: without the WhatsApp credentials the channel is simply not mounted. The
+ * Environment variables of the messaging channels, read with the server's one env parser (`../env-vars.ts`).
+ * Every variable is optional: a channel without its credentials is simply not mounted. The
  * server merges this object into its env schema.
  */
 export const messagingConfigSchema = z.object({
@@ -16,10 +16,19 @@ export const messagingConfigSchema = z.object({
   WHATSAPP_API_BASE_URL: envUrl().transform((value) => value ?? "https://graph.facebook.com/v25.0"),
   WHATSAPP_SKIP_SIGNATURE_VALIDATION: envBoolean(false),
   WHATSAPP_API_TIMEOUT_MS: milliseconds(10_000),
+  SLACK_SIGNING_SECRET: envText,
+  SLACK_BOT_TOKEN: envText,
+  SLACK_API_BASE_URL: envUrl().transform((value) => value ?? "https://slack.com/api"),
+  SLACK_API_TIMEOUT_MS: milliseconds(10_000),
+  TELEGRAM_BOT_TOKEN: envText,
+  TELEGRAM_WEBHOOK_SECRET_TOKEN: envText,
+  TELEGRAM_API_BASE_URL: envUrl().transform((value) => value ?? "https://api.telegram.org"),
+  TELEGRAM_API_TIMEOUT_MS: milliseconds(10_000),
   AGENT_URL: envUrl(),
   AGENT_TIMEOUT_MS: milliseconds(30_000),
   MESSAGING_WORKER_CONCURRENCY: envInteger(4, { min: 1, max: 64 }),
-  MESSAGING_WORKER_POLL_MS: milliseconds(1_000),
+  // At least 10 ms: 0 would make every worker poll the database in a busy loop.
+  MESSAGING_WORKER_POLL_MS: envInteger(1_000, { min: 10, max: 86_400_000 }),
   MESSAGING_WORKER_START_DELAY_MS: milliseconds(0),
   MESSAGING_MAX_ATTEMPTS: envInteger(8, { min: 1, max: 100 }),
   MESSAGING_RETRY_BASE_MS: milliseconds(2_000),

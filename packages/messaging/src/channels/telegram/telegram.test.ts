@@ -1,0 +1,60 @@
+import { once } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { describe, expect, it } from "vitest";
+import { DeliveryError } from "../../errors.js";
+import { createTelegramChannel } from "./channel.js";
+import { parseTelegramUpdate } from "./parse.js";
+
+const TOKEN = "123:secret-part";
+
+describe("Telegram updates", () => {
+  it("keys a text message by <bot>:<update_id> and replies to its chat", () => {
+    const parsed = parseTelegramUpdate(
+      {
+        update_id: 7,
+        message: { message_id: 1, chat: { id: -100 }, from: { id: 5, is_bot: false }, text: "hi" },
+      },
+      "123",
+    );
+    expect(parsed).toMatchObject({
+      kind: "events",
+      messages: [{ id: "123:7", accountId: "123", from: "5", conversation: "-100", text: "hi" }],
+    });
+  });
+
+  it("refuses an update without an integer update_id", () => {
+    expect(() => parseTelegramUpdate({ update_id: "7" }, "123")).toThrow(
+      /Invalid Telegram update at update_id/,
+    );
+  });
+});
+
+describe("Telegram sendMessage", () => {
+  it("keeps the bot token out of the error of a refused or unreachable call", async () => {
+    const server = createServer((_, res) => {
+      res.writeHead(403, { "content-type": "application/json" });
+      res.end('{"ok":false,"error_code":403,"description":"Forbidden: bot was blocked by the user"}');
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const send = (apiBaseUrl: string) =>
+      createTelegramChannel({ botToken: TOKEN, secretToken: "s", apiBaseUrl, apiTimeoutMs: 2_000 })
+        .send({ accountId: "123", to: "1", text: "x" })
+        .catch((error: unknown) => error as DeliveryError);
+    try {
+      const refused = await send(base);
+      expect(refused).toMatchObject({
+        retryable: false,
+        message: "Telegram Bot API answered 403: Forbidden: bot was blocked by the user",
+      });
+      const unreachable = await send("http://127.0.0.1:9");
+      expect(unreachable).toBeInstanceOf(DeliveryError);
+      expect(unreachable).toMatchObject({ retryable: true });
+      expect(String((unreachable as DeliveryError).message)).not.toContain("secret-part");
+    } finally {
+      server.close();
+    }
+  });
+});
