@@ -33,6 +33,10 @@ export const messagingConfigSchema = z.object({
   MESSAGING_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(8),
   MESSAGING_RETRY_BASE_MS: milliseconds(2_000),
   MESSAGING_RETRY_MAX_MS: milliseconds(300_000),
+  // Messages per shared commit on the acknowledgement path; 1 gives every delivery a commit of its own.
+  MESSAGING_COMMIT_MAX_BATCH: z.coerce.number().int().min(1).max(5_000).default(256),
+  // Longest a delivery waits for its commit to start before it is refused with 503 (nothing stored).
+  MESSAGING_COMMIT_MAX_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(2_000),
   MESSAGING_VISIBILITY_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(180_000),
 });
 

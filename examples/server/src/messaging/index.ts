@@ -8,6 +8,7 @@ import type { MessagingConfig } from "./config.js";
 import { MessagingConfigError } from "./errors.js";
 import { migrateInbox } from "./inbox/schema.js";
 import { InboxStore } from "./inbox/store.js";
+import { InboxWakeup } from "./inbox/wakeup.js";
 import { InboxWorker } from "./inbox/worker.js";
 import { createMessagingRoutes } from "./routes.js";
 import { createWhatsAppChannel } from "./whatsapp/channel.js";
@@ -34,11 +35,21 @@ export interface MessagingDeps {
   sql: Sql;
   logger: Logger;
   production: boolean;
+  /**
+   * Whether other processes may share the database (real PostgreSQL): then the worker also LISTENs for the
+   * rows they store. Embedded PGlite is one process's, and its socket admits one connection, already the pool's.
+   */
+  sharedDatabase: boolean;
   /** Replaces the agent chosen by AGENT_URL (echo when unset). */
   agent?: AgentHandler;
 }
 
 const CHANNEL = "whatsapp";
+/**
+ * Shared commits in flight at once: while one waits for its WAL flush the next can be written, and the
+ * deliveries arriving meanwhile still gather into batches. More would only split the batches.
+ */
+const COMMITS_IN_FLIGHT = 2;
 
 /**
  * The WhatsApp channel when its variables are set (its inbox tables migrated or, with the database down,
@@ -75,7 +86,17 @@ export async function createMessaging(deps: MessagingDeps): Promise<Messaging> {
     apiBaseUrl: config.WHATSAPP_API_BASE_URL,
     apiTimeoutMs: config.WHATSAPP_API_TIMEOUT_MS,
   });
-  const store = new InboxStore(deps.sql, () => migrateInbox(deps.sql, logger));
+  const store = new InboxStore(
+    deps.sql,
+    () => migrateInbox(deps.sql, logger),
+    config.MESSAGING_COMMIT_MAX_BATCH === 1
+      ? undefined
+      : {
+          maxBatchSize: config.MESSAGING_COMMIT_MAX_BATCH,
+          maxInFlight: COMMITS_IN_FLIGHT,
+          maxWaitMs: config.MESSAGING_COMMIT_MAX_WAIT_MS,
+        },
+  );
   await store.ready().catch((error: unknown) => {
     // Like the server itself, the channel starts with its database down; the webhook answers 503 meanwhile.
     logger.error({ err: error }, "inbox schema not ready; retried on the next delivery");
@@ -96,6 +117,16 @@ export async function createMessaging(deps: MessagingDeps): Promise<Messaging> {
     retryMaxMs: config.MESSAGING_RETRY_MAX_MS,
     leaseMs: config.MESSAGING_VISIBILITY_TIMEOUT_MS,
   });
+  const wakeup = deps.sharedDatabase
+    ? new InboxWakeup({
+        sql: deps.sql,
+        onWake: (woken) => {
+          if (woken === undefined || woken === CHANNEL) worker.notify();
+        },
+        logger,
+        retryMs: config.MESSAGING_WORKER_POLL_MS,
+      })
+    : undefined;
   logger.info(
     { agent: config.AGENT_URL === undefined ? "echo" : "http", api_base_url: config.WHATSAPP_API_BASE_URL },
     "WhatsApp channel configured",
@@ -103,8 +134,14 @@ export async function createMessaging(deps: MessagingDeps): Promise<Messaging> {
   return {
     routes: createMessagingRoutes(CHANNEL, { channel, store, logger, onStored: () => worker.notify() }),
     publicPaths,
-    start: () => worker.start(),
-    stop: () => worker.stop(),
+    start() {
+      worker.start();
+      void wakeup?.start();
+    },
+    async stop() {
+      await wakeup?.close();
+      await worker.stop();
+    },
   };
 }
 

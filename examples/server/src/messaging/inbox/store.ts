@@ -1,5 +1,7 @@
 import type { Sql } from "postgres";
 import type { InboundMessage } from "../channel.js";
+import { GroupCommit, type GroupCommitOptions } from "./group-commit.js";
+import { INBOX_NOTIFY_CHANNEL } from "./wakeup.js";
 
 export const INBOX_STATUSES = ["pending", "processing", "done", "failed"] as const;
 export type InboxStatus = (typeof INBOX_STATUSES)[number];
@@ -30,21 +32,51 @@ export interface InboxEntry {
   updated_at: Date;
 }
 
+/** What storing one delivery found: messages newly stored, and messages already in the inbox. */
+export interface InsertCounts {
+  received: number;
+  duplicates: number;
+}
+
+/** One delivery's messages, all stored or none. */
+export interface DeliveryWrite {
+  channel: string;
+  messages: InboundMessage[];
+}
+
+/** Bounds of the group commit on the acknowledgement path (see GroupCommitOptions). */
+export type GroupCommitBounds = Pick<
+  GroupCommitOptions<DeliveryWrite, InsertCounts>,
+  "maxBatchSize" | "maxInFlight" | "maxWaitMs"
+>;
+
 /**
  * The durable inbox in the platform database. All times are the database's clock, so several server
  * processes agree on what is due and which leases have expired.
  */
 export class InboxStore {
   private schemaReady: Promise<void> | undefined;
+  private readonly groupCommit: GroupCommit<DeliveryWrite, InsertCounts> | undefined;
 
   /**
    * `prepareSchema` (the inbox migrations) runs before the first operation and again after a failure, so
-   * a database that is down at startup delays the inbox instead of stopping the server.
+   * a database that is down at startup delays the inbox instead of stopping the server. With `groupCommit`,
+   * deliveries that arrive while earlier ones are being committed share the next commit; without it each
+   * delivery has a statement of its own.
    */
   constructor(
     private readonly sql: Sql,
     private readonly prepareSchema: () => Promise<void> = async () => {},
-  ) {}
+    groupCommit?: GroupCommitBounds,
+  ) {
+    if (groupCommit !== undefined) {
+      this.groupCommit = new GroupCommit({
+        ...groupCommit,
+        commit: (deliveries) => this.insertDeliveries(deliveries),
+        sizeOf: (delivery) => delivery.messages.length,
+      });
+    }
+  }
 
   /** Resolves once the inbox tables exist; rejects (and retries on the next call) while they cannot. */
   ready(): Promise<void> {
@@ -56,23 +88,55 @@ export class InboxStore {
   }
 
   /**
-   * Stores every message of one delivery in one statement (one transaction): all of them or none.
-   * A message id already in the inbox is skipped and counted as a duplicate.
+   * Stores every message of one delivery, all of them or none (one statement, one transaction), possibly
+   * in a commit shared with other deliveries. A message id already in the inbox is skipped and counted as
+   * a duplicate. Resolves only after the commit holding the delivery's rows.
    */
-  async insert(
-    channel: string,
-    messages: InboundMessage[],
-  ): Promise<{ received: number; duplicates: number }> {
+  insert(channel: string, messages: InboundMessage[]): Promise<InsertCounts> {
+    const delivery = { channel, messages };
+    if (this.groupCommit !== undefined) return this.groupCommit.submit(delivery);
+    return this.insertDeliveries([delivery]).then((counts) => counts[0] as InsertCounts);
+  }
+
+  /**
+   * Stores several deliveries in one statement and returns each one's counts, in order. A message id that
+   * occurs more than once (in the inbox, in another delivery of the batch, or twice in one delivery) is
+   * received by its first occurrence in batch order and a duplicate everywhere else. New rows wake the
+   * workers of every process (NOTIFY, sent at commit).
+   */
+  async insertDeliveries(deliveries: DeliveryWrite[]): Promise<InsertCounts[]> {
     await this.ready();
-    if (messages.length === 0) return { received: 0, duplicates: 0 };
-    const inserted = await this.sql`
+    // The first occurrence of each (channel, id) in batch order is the one written and may be received.
+    const owner = new Map<string, number>();
+    const rows: DeliveryWrite[] = [];
+    deliveries.forEach((delivery, index) => {
+      const fresh: InboundMessage[] = [];
+      for (const message of delivery.messages) {
+        const key = rowKey(delivery.channel, message.id);
+        if (owner.has(key)) continue;
+        owner.set(key, index);
+        fresh.push(message);
+      }
+      if (fresh.length > 0) rows.push({ channel: delivery.channel, messages: fresh });
+    });
+    const counts = deliveries.map((delivery) => ({ received: 0, duplicates: delivery.messages.length }));
+    if (rows.length === 0) return counts;
+    const inserted = await this.sql<{ channel: string; message_id: string }[]>`
       INSERT INTO messaging.inbox (channel, message_id, account_id, sender, message_type, message)
-      SELECT ${channel}, m->>'id', m->>'accountId', m->>'from', m->>'type', m
-      FROM jsonb_array_elements(${JSON.stringify(messages, withoutNul)}::text::jsonb) AS m
+      SELECT d->>'channel', m->>'id', m->>'accountId', m->>'from', m->>'type', m
+      FROM jsonb_array_elements(${JSON.stringify(rows, withoutNul)}::text::jsonb) AS d,
+           jsonb_array_elements(d->'messages') AS m
       ON CONFLICT (channel, message_id) DO NOTHING
-      RETURNING message_id
+      RETURNING channel, message_id, pg_notify(${INBOX_NOTIFY_CHANNEL}, channel)
     `;
-    return { received: inserted.length, duplicates: messages.length - inserted.length };
+    for (const row of inserted) {
+      const index = owner.get(rowKey(row.channel, row.message_id));
+      const delivery = index === undefined ? undefined : counts[index];
+      if (delivery === undefined) throw new Error(`inbox returned a row it was not given: ${row.message_id}`);
+      delivery.received++;
+      delivery.duplicates--;
+    }
+    return counts;
   }
 
   /**
@@ -177,6 +241,11 @@ interface ClaimRow {
   reply_parts: string[] | null;
   parts_sent: number;
   last_error: string | null;
+}
+
+/** A row's primary key as the database stores it (see withoutNul), so returned rows map back to their owner. */
+function rowKey(channel: string, messageId: string): string {
+  return JSON.stringify([withoutNul("", channel), withoutNul("", messageId)]);
 }
 
 /**
