@@ -10,15 +10,20 @@ export async function blockInboxWrites(url: string) {
   await holder.unsafe("BEGIN");
   await holder.unsafe("LOCK TABLE messaging.inbox IN SHARE MODE");
   const terminated = new Set<number>();
+  /** Backends (not terminated yet) whose INSERT into the inbox waits on the lock. */
+  const blockedInserts = async () => {
+    const rows = await admin<{ pid: number }[]>`
+      SELECT pid FROM pg_stat_activity
+      WHERE datname = current_database() AND wait_event_type = 'Lock'
+        AND query LIKE '%INSERT INTO messaging.inbox%'`;
+    return rows.map((row) => row.pid).filter((pid) => !terminated.has(pid));
+  };
   return {
+    blockedInserts,
     /** The pid of a backend whose INSERT into the inbox waits on the lock (polls up to 10 s). */
     async waitForBlockedInsert(): Promise<number> {
       for (let attempt = 0; attempt < 1000; attempt++) {
-        const rows = await admin<{ pid: number }[]>`
-          SELECT pid FROM pg_stat_activity
-          WHERE datname = current_database() AND wait_event_type = 'Lock'
-            AND query LIKE '%INSERT INTO messaging.inbox%'`;
-        const pid = rows.map((row) => row.pid).find((candidate) => !terminated.has(candidate));
+        const [pid] = await blockedInserts();
         if (pid !== undefined) return pid;
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
