@@ -2,11 +2,7 @@ import { DEFAULT_EXCLUDED_ROUTE_PATHS, type JwtRbacOptions } from "@agent-platfo
 import type { Logger } from "pino";
 import { hasJwtKey, type ServerConfig } from "./config.js";
 import { DEV_KEY_ALGORITHM, type DevKey } from "./dev-key.js";
-
-/** Routes the server adds to the middleware's default scope table. */
-export const SERVER_SCOPE_MAPPINGS: Readonly<Record<string, readonly string[]>> = {
-  "GET /whatsapp/inbox": ["config:read"],
-};
+import { MESSAGING_ROUTE_POLICY } from "./messaging/index.js";
 
 export class StartupError extends Error {
   constructor(
@@ -29,12 +25,7 @@ export function assertKeyConfigured(config: ServerConfig): void {
 }
 
 /** The jwt-rbac options of this server: the configured key source, or the generated development key. */
-export function jwtOptions(
-  config: ServerConfig,
-  devKey: DevKey | undefined,
-  publicPaths: readonly string[],
-  logger: Logger,
-): JwtRbacOptions {
+export function jwtOptions(config: ServerConfig, devKey: DevKey | undefined, logger: Logger): JwtRbacOptions {
   const { jwt } = config;
   const keySource: JwtRbacOptions =
     devKey !== undefined
@@ -54,8 +45,9 @@ export function jwtOptions(
     authorization: jwt.authorization,
     tokenSource: jwt.tokenSource,
     ...(jwt.cookieName === undefined ? {} : { cookieName: jwt.cookieName }),
-    scopeMappings: SERVER_SCOPE_MAPPINGS,
-    excludedRoutePaths: [...DEFAULT_EXCLUDED_ROUTE_PATHS, ...publicPaths],
+    // The messaging package names its own routes, so a new channel needs no change here.
+    scopeMappings: MESSAGING_ROUTE_POLICY.scopeMappings,
+    excludedRoutePaths: [...DEFAULT_EXCLUDED_ROUTE_PATHS, ...MESSAGING_ROUTE_POLICY.excludedPaths],
     logger: { warn: (message) => logger.warn(message), debug: (message) => logger.debug(message) },
   };
 }

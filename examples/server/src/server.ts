@@ -10,7 +10,7 @@ import { hasJwtKey, type ServerConfig } from "./config.js";
 import { openDatabases, type PlatformDatabase } from "./databases.js";
 import { DEV_KEY_ALGORITHM, type DevToken, loadOrCreateDevKey, signDevToken } from "./dev-key.js";
 import { createLogger } from "./http/logging.js";
-import { createMessaging, type Messaging } from "./messaging/index.js";
+import { type ServerMessaging, wireMessaging } from "./messaging/index.js";
 import { platformMigrations } from "./migrations/index.js";
 
 export interface StartServerOptions {
@@ -107,17 +107,17 @@ export async function startServer(
     return database.sql;
   };
 
-  let messaging: Messaging | null = null;
+  let messaging: ServerMessaging | null = null;
   let server: NodeServer;
   try {
-    messaging = await createMessaging({
+    messaging = await wireMessaging({
       config: config.messaging,
       sql: platformDatabase.sql,
       logger: logger.child({ component: "messaging" }),
       production: config.env === "production",
       sharedDatabase: !platformDatabase.embedded,
     });
-    const auth = jwtRbac(jwtOptions(config, devKey, messaging?.publicPaths ?? [], logger));
+    const auth = jwtRbac(jwtOptions(config, devKey, logger));
     // A key that cannot be imported for the algorithm stops startup instead of failing every request.
     await auth.auth.ready;
     const app = createApp({

@@ -1,7 +1,7 @@
 import pino from "pino";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMessaging, MessagingConfigError, messagingConfigSchema } from "../../src/messaging/index.js";
+import { MessagingConfigError, messagingConfigSchema, wireMessaging } from "../../src/messaging/index.js";
 import { TEST_DATABASE_URL } from "../databases.js";
 import { signToken, startTestServer, type TestServer } from "../helpers.js";
 import { type GraphStub, startGraphStub, waitFor } from "./support/graph-stub.js";
@@ -12,7 +12,7 @@ describe("channel configuration", () => {
   // Never connects: these configurations are refused before the database is touched.
   const unusedSql = postgres("postgres://127.0.0.1:1/unused", { max: 1 });
   const create = (env: Record<string, string>, production = false) =>
-    createMessaging({
+    wireMessaging({
       config: messagingConfigSchema.parse(env),
       sql: unusedSql,
       logger: pino({ level: "silent" }),

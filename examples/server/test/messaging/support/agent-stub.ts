@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { AgentMessage } from "../../../src/messaging/index.js";
+import type { AgentMessage } from "@agent-platform/messaging";
 import { closeServer, readText } from "./graph-stub.js";
 
 /** A local agent runtime for AGENT_URL: records what it is sent and answers `{text: "agent: <text>"}`. */

@@ -1,4 +1,4 @@
-import { signatureFor } from "../../../src/messaging/whatsapp/signature.js";
+import { whatsAppSignature as signatureFor } from "@agent-platform/messaging";
 
 export const APP_SECRET = "test-app-secret";
 export const VERIFY_TOKEN = "test-verify-token";

@@ -1,11 +1,17 @@
 import pino from "pino";
 import type postgres from "postgres";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { InboundMessage } from "../../src/messaging/channel.js";
-import { migrateInbox } from "../../src/messaging/inbox/schema.js";
-import { InboxStore } from "../../src/messaging/inbox/store.js";
-import { TEST_DATABASE_URL } from "../databases.js";
-import { connect, DATABASES, freshPostgres, type TestDatabase } from "./support/database.js";
+import type { InboundMessage } from "../src/channel.js";
+import { migrateInbox } from "../src/inbox/schema.js";
+import { InboxStore } from "../src/inbox/store.js";
+
+import {
+  connect,
+  DATABASES,
+  freshPostgres,
+  TEST_DATABASE_URL,
+  type TestDatabase,
+} from "./support/database.js";
 
 const logger = pino({ level: "silent" });
 

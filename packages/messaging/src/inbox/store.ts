@@ -1,9 +1,10 @@
 import type { Sql } from "postgres";
 import type { InboundMessage } from "../channel.js";
+import type { RejectedMessage } from "../limits.js";
 import { GroupCommit, type GroupCommitOptions } from "./group-commit.js";
 import { INBOX_NOTIFY_CHANNEL } from "./wakeup.js";
 
-export const INBOX_STATUSES = ["pending", "processing", "done", "failed"] as const;
+export const INBOX_STATUSES = ["pending", "processing", "done", "failed", "rejected"] as const;
 export type InboxStatus = (typeof INBOX_STATUSES)[number];
 
 /** A row a worker holds: updates only succeed while `leaseId` is still the row's lease. */
@@ -32,16 +33,21 @@ export interface InboxEntry {
   updated_at: Date;
 }
 
-/** What storing one delivery found: messages newly stored, and messages already in the inbox. */
+/** What one delivery did to the inbox; `rejected` is there only when some of its messages were. */
 export interface InsertCounts {
+  /** Messages newly stored for the worker. */
   received: number;
+  /** Messages (accepted or rejected) already in the inbox. */
   duplicates: number;
+  /** Messages of this delivery newly recorded as rejected (they broke a limit). */
+  rejected?: number;
 }
 
-/** One delivery's messages, all stored or none. */
+/** One delivery's messages (and its rejected ones), all stored or none. */
 export interface DeliveryWrite {
   channel: string;
-  messages: InboundMessage[];
+  messages: readonly InboundMessage[];
+  rejected: readonly RejectedMessage[];
 }
 
 /** Bounds of the group commit on the acknowledgement path (see GroupCommitOptions). */
@@ -73,7 +79,7 @@ export class InboxStore {
       this.groupCommit = new GroupCommit({
         ...groupCommit,
         commit: (deliveries) => this.insertDeliveries(deliveries),
-        sizeOf: (delivery) => delivery.messages.length,
+        sizeOf: (delivery) => delivery.messages.length + delivery.rejected.length,
       });
     }
   }
@@ -89,51 +95,59 @@ export class InboxStore {
 
   /**
    * Stores every message of one delivery, all of them or none (one statement, one transaction), possibly
-   * in a commit shared with other deliveries. A message id already in the inbox is skipped and counted as
-   * a duplicate. Resolves only after the commit holding the delivery's rows.
+   * in a commit shared with other deliveries. The rejected ones become `rejected` rows that no worker
+   * claims. A key already in the inbox is skipped and counted as a duplicate. Resolves only after the
+   * commit holding the delivery's rows.
    */
-  insert(channel: string, messages: InboundMessage[]): Promise<InsertCounts> {
-    const delivery = { channel, messages };
+  insert(
+    channel: string,
+    messages: readonly InboundMessage[],
+    rejected: readonly RejectedMessage[] = [],
+  ): Promise<InsertCounts> {
+    const delivery = { channel, messages, rejected };
     if (this.groupCommit !== undefined) return this.groupCommit.submit(delivery);
     return this.insertDeliveries([delivery]).then((counts) => counts[0] as InsertCounts);
   }
 
   /**
-   * Stores several deliveries in one statement and returns each one's counts, in order. A message id that
-   * occurs more than once (in the inbox, in another delivery of the batch, or twice in one delivery) is
-   * received by its first occurrence in batch order and a duplicate everywhere else. New rows wake the
-   * workers of every process (NOTIFY, sent at commit).
+   * Stores several deliveries in one statement and returns each one's counts, in order. A key that occurs
+   * more than once (in the inbox, in another delivery of the batch, or twice in one delivery) is stored by
+   * its first occurrence in batch order and a duplicate everywhere else. New rows wake the workers of every
+   * process (NOTIFY, sent at commit).
    */
-  async insertDeliveries(deliveries: DeliveryWrite[]): Promise<InsertCounts[]> {
+  async insertDeliveries(deliveries: readonly DeliveryWrite[]): Promise<InsertCounts[]> {
     await this.ready();
-    // The first occurrence of each (channel, id) in batch order is the one written and may be received.
+    // The first occurrence of each (channel, key) in batch order is the one written.
     const owner = new Map<string, number>();
-    const rows: DeliveryWrite[] = [];
+    const rows: InboxRow[] = [];
     deliveries.forEach((delivery, index) => {
-      const fresh: InboundMessage[] = [];
-      for (const message of delivery.messages) {
-        const key = rowKey(delivery.channel, message.id);
+      for (const row of rowsOf(delivery)) {
+        const key = rowKey(row.channel, row.key);
         if (owner.has(key)) continue;
         owner.set(key, index);
-        fresh.push(message);
+        rows.push(row);
       }
-      if (fresh.length > 0) rows.push({ channel: delivery.channel, messages: fresh });
     });
-    const counts = deliveries.map((delivery) => ({ received: 0, duplicates: delivery.messages.length }));
+    const counts: InsertCounts[] = deliveries.map((delivery) => ({
+      received: 0,
+      duplicates: delivery.messages.length + delivery.rejected.length,
+      ...(delivery.rejected.length > 0 ? { rejected: 0 } : {}),
+    }));
     if (rows.length === 0) return counts;
-    const inserted = await this.sql<{ channel: string; message_id: string }[]>`
-      INSERT INTO messaging.inbox (channel, message_id, account_id, sender, message_type, message)
-      SELECT d->>'channel', m->>'id', m->>'accountId', m->>'from', m->>'type', m
-      FROM jsonb_array_elements(${JSON.stringify(rows, withoutNul)}::text::jsonb) AS d,
-           jsonb_array_elements(d->'messages') AS m
+    const inserted = await this.sql<{ channel: string; message_id: string; status: string }[]>`
+      INSERT INTO messaging.inbox
+        (channel, message_id, account_id, sender, message_type, message, status, last_error)
+      SELECT r->>'channel', r->>'key', r->>'accountId', r->>'from', r->>'type', r->'message', r->>'status',
+             r->>'reason'
+      FROM jsonb_array_elements(${JSON.stringify(rows, withoutNul)}::text::jsonb) AS r
       ON CONFLICT (channel, message_id) DO NOTHING
-      RETURNING channel, message_id, pg_notify(${INBOX_NOTIFY_CHANNEL}, channel)
+      RETURNING channel, message_id, status, pg_notify(${INBOX_NOTIFY_CHANNEL}, channel)
     `;
     for (const row of inserted) {
-      const index = owner.get(rowKey(row.channel, row.message_id));
-      const delivery = index === undefined ? undefined : counts[index];
+      const delivery = counts[owner.get(rowKey(row.channel, row.message_id)) ?? -1];
       if (delivery === undefined) throw new Error(`inbox returned a row it was not given: ${row.message_id}`);
-      delivery.received++;
+      if (row.status === "pending") delivery.received++;
+      else delivery.rejected = (delivery.rejected ?? 0) + 1;
       delivery.duplicates--;
     }
     return counts;
@@ -243,9 +257,42 @@ interface ClaimRow {
   last_error: string | null;
 }
 
+/** A row to insert, as the INSERT reads it from JSON. */
+interface InboxRow {
+  channel: string;
+  key: string;
+  accountId: string;
+  from: string;
+  type: string;
+  message: unknown;
+  status: "pending" | "rejected";
+  reason: string | null;
+}
+
+function rowsOf(delivery: DeliveryWrite): InboxRow[] {
+  return [
+    ...delivery.messages.map((message) => ({
+      channel: delivery.channel,
+      key: message.id,
+      accountId: message.accountId,
+      from: message.from,
+      type: message.type,
+      message,
+      status: "pending" as const,
+      reason: null,
+    })),
+    ...delivery.rejected.map((rejection) => ({
+      ...rejection,
+      channel: delivery.channel,
+      message: { rejected: rejection.reason },
+      status: "rejected" as const,
+    })),
+  ];
+}
+
 /** A row's primary key as the database stores it (see withoutNul), so returned rows map back to their owner. */
-function rowKey(channel: string, messageId: string): string {
-  return JSON.stringify([withoutNul("", channel), withoutNul("", messageId)]);
+function rowKey(channel: string, key: string): string {
+  return JSON.stringify([withoutNul("", channel), withoutNul("", key)]);
 }
 
 /**

@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DeliveryError } from "../errors.js";
+import { DeliveryError } from "../../errors.js";
 import { createWhatsAppChannel } from "./channel.js";
 
 describe("WhatsApp channel send", () => {

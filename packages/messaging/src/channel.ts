@@ -1,6 +1,8 @@
+import type { ChannelRoute } from "./channels/routes.js";
+
 /**
- * What a chat product has to provide to be served by the webhook and the inbox worker. WhatsApp is the
- * first implementation; Slack or Telegram would each be one more file implementing this interface.
+ * What a chat product has to provide to be served by the webhook and the inbox worker. Each one is a
+ * folder under `channels/`.
  */
 
 /** Answer to a subscription handshake (`GET /{channel}/webhook`). */
@@ -46,9 +48,11 @@ export interface OutboundReply {
   text: string;
 }
 
-export interface Channel {
-  /** The URL segment and the inbox's channel column: `/{name}/webhook`. */
+export interface Channel extends ChannelRoute {
+  /** The URL segment (`/{name}/status`, `/{name}/inbox`) and the inbox's channel column. */
   readonly name: string;
+  /** Where the chat product posts its deliveries. */
+  readonly webhookPath: string;
   /** Fixed reply for message types the channel does not support. */
   readonly unsupportedReply: string;
   /** Subscription handshake from the query of `GET /{name}/webhook`. */

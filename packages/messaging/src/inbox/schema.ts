@@ -1,6 +1,6 @@
 import { createMigrator } from "@agent-platform/migrator";
-import type { Logger } from "pino";
 import type { Sql } from "postgres";
+import type { MessagingLogger as Logger } from "../logger.js";
 import { INBOX_HISTORY_TABLE, INBOX_SCHEMA, inboxMigrations } from "./migrations.js";
 
 /**

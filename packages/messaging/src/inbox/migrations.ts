@@ -42,4 +42,24 @@ export const inboxMigrations: readonly Migration[] = [
       await sql.unsafe("DROP TABLE messaging.inbox");
     },
   },
+  {
+    version: "1.1.0",
+    name: "rejected_status",
+    // Messages that break the per-message limits are recorded as `rejected` rows, never claimed by a worker.
+    async up({ sql }) {
+      await sql.unsafe(`
+        ALTER TABLE messaging.inbox DROP CONSTRAINT inbox_status_check;
+        ALTER TABLE messaging.inbox ADD CONSTRAINT inbox_status_check
+          CHECK (status IN ('pending', 'processing', 'done', 'failed', 'rejected'));
+      `);
+    },
+    async down({ sql }) {
+      await sql.unsafe(`
+        DELETE FROM messaging.inbox WHERE status = 'rejected';
+        ALTER TABLE messaging.inbox DROP CONSTRAINT inbox_status_check;
+        ALTER TABLE messaging.inbox ADD CONSTRAINT inbox_status_check
+          CHECK (status IN ('pending', 'processing', 'done', 'failed'));
+      `);
+    },
+  },
 ];

@@ -1,11 +1,11 @@
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { AgentHandler } from "../../src/messaging/agents/agent.js";
-import type { InboundMessage } from "../../src/messaging/channel.js";
-import { migrateInbox } from "../../src/messaging/inbox/schema.js";
-import { InboxStore } from "../../src/messaging/inbox/store.js";
-import { InboxWorker } from "../../src/messaging/inbox/worker.js";
-import { createWhatsAppChannel } from "../../src/messaging/whatsapp/channel.js";
+import type { AgentHandler } from "../src/agents/agent.js";
+import type { InboundMessage } from "../src/channel.js";
+import { createWhatsAppChannel } from "../src/channels/whatsapp/channel.js";
+import { migrateInbox } from "../src/inbox/schema.js";
+import { InboxStore } from "../src/inbox/store.js";
+import { InboxWorker } from "../src/inbox/worker.js";
 import { connect, DATABASES, type TestDatabase } from "./support/database.js";
 import { type GraphStub, startGraphStub, waitFor } from "./support/graph-stub.js";
 

@@ -1,13 +1,18 @@
 import pino from "pino";
 import type postgres from "postgres";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { InboundMessage } from "../../src/messaging/channel.js";
-import { migrateInbox } from "../../src/messaging/inbox/schema.js";
-import { type DeliveryWrite, InboxStore, type InsertCounts } from "../../src/messaging/inbox/store.js";
-import { TEST_DATABASE_URL } from "../databases.js";
+import type { InboundMessage } from "../src/channel.js";
+import { migrateInbox } from "../src/inbox/schema.js";
+import { type DeliveryWrite, InboxStore, type InsertCounts } from "../src/inbox/store.js";
 import { overlappingDeliveries } from "./support/batches.js";
 import { blockInboxWrites } from "./support/block-writes.js";
-import { connect, DATABASES, freshPostgres, type TestDatabase } from "./support/database.js";
+import {
+  connect,
+  DATABASES,
+  freshPostgres,
+  TEST_DATABASE_URL,
+  type TestDatabase,
+} from "./support/database.js";
 
 const logger = pino({ level: "silent" });
 
@@ -26,8 +31,8 @@ function message(id: string): InboundMessage {
 /** The store with every shared commit's deliveries recorded, to see that batches really formed. */
 class RecordingStore extends InboxStore {
   readonly batches: DeliveryWrite[][] = [];
-  override insertDeliveries(deliveries: DeliveryWrite[]): Promise<InsertCounts[]> {
-    this.batches.push(deliveries);
+  override insertDeliveries(deliveries: readonly DeliveryWrite[]): Promise<InsertCounts[]> {
+    this.batches.push([...deliveries]);
     return super.insertDeliveries(deliveries);
   }
 }
@@ -75,9 +80,9 @@ describe.each(DATABASES)("group commit of the inbox on $name", ({ fresh }) => {
     const store = new InboxStore(sql);
     expect(
       await store.insertDeliveries([
-        { channel: "whatsapp", messages: [message("x"), message("y")] },
-        { channel: "whatsapp", messages: [message("y"), message("z"), message("z")] },
-        { channel: "telegram", messages: [message("x")] },
+        { channel: "whatsapp", messages: [message("x"), message("y")], rejected: [] },
+        { channel: "whatsapp", messages: [message("y"), message("z"), message("z")], rejected: [] },
+        { channel: "telegram", messages: [message("x")], rejected: [] },
       ]),
     ).toEqual([
       { received: 2, duplicates: 0 },

@@ -1,7 +1,8 @@
-import type { Channel, HandshakeResult, OutboundReply } from "../channel.js";
-import { splitIntoNumberedChunks } from "../chunk.js";
-import { DeliveryError } from "../errors.js";
-import { secureEquals } from "../secure-compare.js";
+import type { Channel, HandshakeResult, OutboundReply } from "../../channel.js";
+import { splitIntoNumberedChunks } from "../../chunk.js";
+import { DeliveryError } from "../../errors.js";
+import { secureEquals } from "../../secure-compare.js";
+import { WHATSAPP_ROUTE } from "../routes.js";
 import { parseWhatsAppDelivery } from "./parse.js";
 import { isValidSignature } from "./signature.js";
 
@@ -22,7 +23,7 @@ export interface WhatsAppChannelOptions {
 export function createWhatsAppChannel(options: WhatsAppChannelOptions): Channel {
   const baseUrl = options.apiBaseUrl.replace(/\/+$/, "");
   return {
-    name: "whatsapp",
+    ...WHATSAPP_ROUTE,
     unsupportedReply: "Sorry, that message type is not supported yet.",
 
     verifyHandshake(query): HandshakeResult {

@@ -1,13 +1,14 @@
 import { IncomingMessage } from "node:http";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import type { Logger } from "pino";
-import type { Channel } from "./channel.js";
-import { InvalidPayloadError, PayloadTooLargeError } from "./errors.js";
-import { INBOX_STATUSES, type InboxStore } from "./inbox/store.js";
-import { readRawBody } from "./raw-body.js";
-
-/** Meta's deliveries are a few KiB; the cap only has to stop abuse. */
-export const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
+import {
+  CHANNEL_ROUTES,
+  type ChannelRoute,
+  INBOX_SCOPE,
+  INBOX_STATUSES,
+  MAX_WEBHOOK_BODY_BYTES,
+  MESSAGE_LIMITS,
+  type Messaging,
+} from "../index.js";
 
 const ErrorBody = z.object({
   detail: z.string().openapi({ description: "Error detail message" }),
@@ -22,21 +23,20 @@ function channelTag(name: string) {
   return `messaging (${name})`;
 }
 
-/** What the routes of a configured channel need. */
-export interface WebhookDeps {
-  channel: Channel;
-  store: InboxStore;
-  logger: Logger;
-  /** Called after new messages were committed to the inbox. */
-  onStored(): void;
+export interface MessagingRoutesOptions {
+  /** Channels that get a status route, configured or not. Default: every channel the package ships. */
+  channels?: readonly ChannelRoute[];
+  /** Name of the bearer security scheme the app registers, for the inbox listing in OpenAPI. */
+  securityScheme?: string;
 }
 
 /**
- * `GET /{name}/status` always; the webhook and the inbox listing only for a configured channel.
- * Only `/{name}/webhook` and `/{name}/status` are public; the inbox listing relies on the server's JWT
- * middleware (scope `config:read`).
+ * The messaging routes for a Hono app (OpenAPI-described): `GET /{name}/status` for every channel, and
+ * for a configured one its webhook and `GET /{name}/inbox`. Mount with `app.route("/", routes)`. The
+ * webhook and status paths authenticate themselves; the inbox listing relies on the app's JWT middleware
+ * (scope `config:read`; see `messagingRoutePolicy`).
  */
-export function createMessagingRoutes(name: string, deps: WebhookDeps | null): OpenAPIHono {
+export function messagingRoutes(messaging: Messaging, options: MessagingRoutesOptions = {}): OpenAPIHono {
   const app = new OpenAPIHono({
     defaultHook: (result, c) => {
       if (!result.success) {
@@ -46,6 +46,16 @@ export function createMessagingRoutes(name: string, deps: WebhookDeps | null): O
       }
     },
   });
+  const security = options.securityScheme ?? "HTTPBearer";
+  for (const route of options.channels ?? CHANNEL_ROUTES) {
+    const configured = messaging.channels.includes(route.name);
+    mountStatus(app, route.name, configured);
+    if (configured) mountWebhook(app, route, security, messaging);
+  }
+  return app;
+}
+
+function mountStatus(app: OpenAPIHono, name: string, configured: boolean): void {
   const tags = [channelTag(name)];
 
   app.openapi(
@@ -63,11 +73,8 @@ export function createMessagingRoutes(name: string, deps: WebhookDeps | null): O
         },
       },
     }),
-    (c) => c.json({ channel: name, configured: deps !== null }, 200),
+    (c) => c.json({ channel: name, configured }, 200),
   );
-
-  if (deps !== null) mountWebhook(app, name, tags, deps);
-  return app;
 }
 
 /** The Node request @hono/node-server passes as `c.env.incoming`; undefined on other runtimes. */
@@ -76,13 +83,16 @@ function nodeRequest(env: unknown): IncomingMessage | undefined {
   return env.incoming instanceof IncomingMessage ? env.incoming : undefined;
 }
 
-function mountWebhook(app: OpenAPIHono, name: string, tags: string[], deps: WebhookDeps): void {
-  const { channel, store, logger } = deps;
+function mountWebhook(app: OpenAPIHono, route: ChannelRoute, security: string, messaging: Messaging): void {
+  const { name, webhookPath } = route;
+  const tags = [channelTag(name)];
+  const webhook = (c: { req: { raw: Request }; env: unknown }) =>
+    messaging.fetch(name, c.req.raw, { incoming: nodeRequest(c.env) });
 
   app.openapi(
     createRoute({
       method: "get",
-      path: `/${name}/webhook`,
+      path: webhookPath,
       tags,
       summary: "Subscription handshake",
       description: "Answers `hub.challenge` when `hub.mode` is `subscribe` and `hub.verify_token` matches.",
@@ -100,23 +110,21 @@ function mountWebhook(app: OpenAPIHono, name: string, tags: string[], deps: Webh
         500: errorResponse("No verify token configured"),
       },
     }),
-    (c) => {
-      const result = channel.verifyHandshake(new URL(c.req.url).searchParams);
-      if (result.ok) return c.text(result.challenge, 200);
-      return c.json({ detail: result.detail, error_code: result.errorCode }, result.status);
-    },
+    // The handshake answers text or an error body; the OpenAPI types cannot see through a Fetch Response.
+    (c) => webhook(c) as never,
   );
 
   app.openapi(
     createRoute({
       method: "post",
-      path: `/${name}/webhook`,
+      path: webhookPath,
       tags,
       summary: "Receive messages",
       description:
         "Authenticated by the channel's request signature, not by JWT. Every message of the delivery is " +
         "committed to the inbox (deduplicated by message id) before the 200; a reply is sent later by the " +
-        "inbox worker.",
+        "inbox worker. A message that breaks a per-message limit is recorded as a `rejected` row and not " +
+        "answered; the rest of the delivery is stored as usual.",
       request: {
         headers: z.object({
           "x-hub-signature-256": z
@@ -135,6 +143,16 @@ function mountWebhook(app: OpenAPIHono, name: string, tags: string[], deps: Webh
                   status: z.literal("accepted"),
                   received: z.number().int().openapi({ description: "Messages newly stored" }),
                   duplicates: z.number().int().openapi({ description: "Messages already in the inbox" }),
+                  rejected: z
+                    .number()
+                    .int()
+                    .optional()
+                    .openapi({
+                      description:
+                        "Present when messages broke a per-message limit: those newly recorded as `rejected` " +
+                        `rows (depth ${MESSAGE_LIMITS.maxDepth}, ids ${MESSAGE_LIMITS.maxKeyLength} characters, ` +
+                        `strings ${MESSAGE_LIMITS.maxStringLength} characters, ${MESSAGE_LIMITS.maxMessageBytes} bytes)`,
+                    }),
                 }),
                 z.object({ status: z.literal("ignored") }),
               ]),
@@ -147,42 +165,7 @@ function mountWebhook(app: OpenAPIHono, name: string, tags: string[], deps: Webh
         503: errorResponse("Inbox unavailable: nothing was stored, the sender should retry"),
       },
     }),
-    async (c) => {
-      let raw: Uint8Array;
-      try {
-        raw = await readRawBody(c.req.raw, MAX_WEBHOOK_BODY_BYTES, nodeRequest(c.env));
-      } catch (error) {
-        if (!(error instanceof PayloadTooLargeError)) throw error;
-        return c.json({ detail: error.message, error_code: "PAYLOAD_TOO_LARGE" }, 413);
-      }
-      if (!channel.authenticate(c.req.raw.headers, raw)) {
-        return c.json({ detail: "Invalid signature", error_code: "FORBIDDEN" }, 403);
-      }
-      let body: unknown;
-      try {
-        body = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(raw));
-      } catch {
-        return c.json({ detail: "Body is not valid JSON", error_code: "BAD_REQUEST" }, 400);
-      }
-      let delivery: ReturnType<Channel["parseDelivery"]>;
-      try {
-        delivery = channel.parseDelivery(body);
-      } catch (error) {
-        if (!(error instanceof InvalidPayloadError)) throw error;
-        return c.json({ detail: error.message, error_code: "BAD_REQUEST" }, 400);
-      }
-      if (delivery.kind === "ignored") return c.json({ status: "ignored" as const }, 200);
-      let counts: { received: number; duplicates: number };
-      try {
-        counts = await store.insert(channel.name, delivery.messages);
-      } catch (error) {
-        logger.error({ err: error }, "inbox unavailable; delivery refused with 503");
-        return c.json({ detail: "Inbox unavailable, retry later", error_code: "SERVICE_UNAVAILABLE" }, 503);
-      }
-      logger.info({ ...counts, statuses: delivery.statuses }, "webhook delivery stored");
-      if (counts.received > 0) deps.onStored();
-      return c.json({ status: "accepted" as const, ...counts }, 200);
-    },
+    (c) => webhook(c) as never,
   );
 
   app.openapi(
@@ -191,9 +174,10 @@ function mountWebhook(app: OpenAPIHono, name: string, tags: string[], deps: Webh
       path: `/${name}/inbox`,
       tags,
       summary: "Inbox rows, newest first",
-      description: "Requires scope `config:read`. Failed rows keep their last error for inspection.",
-      // The scheme the server registers (src/http/routes/databases.ts), named here to avoid an import cycle.
-      security: [{ HTTPBearer: [] }],
+      description:
+        "Requires scope `config:read`. Failed rows keep their last error; rejected rows (a message that broke a " +
+        "per-message limit) carry the reason in `last_error`.",
+      security: [{ [security]: [] }],
       request: {
         query: z.object({
           status: z.enum(INBOX_STATUSES).optional(),
@@ -225,7 +209,7 @@ function mountWebhook(app: OpenAPIHono, name: string, tags: string[], deps: Webh
           },
         },
         401: errorResponse("Missing or invalid bearer token"),
-        403: errorResponse("Token without scope config:read"),
+        403: errorResponse(`Token without scope ${INBOX_SCOPE}`),
         422: errorResponse("Unknown status or bad limit"),
         503: errorResponse("Inbox unavailable"),
       },
@@ -233,15 +217,15 @@ function mountWebhook(app: OpenAPIHono, name: string, tags: string[], deps: Webh
     async (c) => {
       const { status, limit } = c.req.valid("query");
       try {
-        const rows = await store.list(channel.name, status, limit);
+        const rows = await messaging.inbox(name, { status, limit });
         const items = rows.map((row) => ({
           ...row,
           received_at: row.received_at.toISOString(),
           updated_at: row.updated_at.toISOString(),
         }));
         return c.json({ items }, 200);
-      } catch (error) {
-        logger.error({ err: error }, "inbox listing failed");
+      } catch {
+        // Logged by messaging.inbox; the caller may retry.
         return c.json({ detail: "Inbox unavailable, retry later", error_code: "SERVICE_UNAVAILABLE" }, 503);
       }
     },

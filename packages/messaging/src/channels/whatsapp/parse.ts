@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { InboundMedia, InboundMessage, ParsedDelivery } from "../channel.js";
-import { InvalidPayloadError } from "../errors.js";
+import type { InboundMedia, InboundMessage, ParsedDelivery } from "../../channel.js";
+import { InvalidPayloadError } from "../../errors.js";
 
 const WHATSAPP_OBJECT = "whatsapp_business_account";
 

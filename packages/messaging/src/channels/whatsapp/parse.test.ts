@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InvalidPayloadError } from "../errors.js";
+import { InvalidPayloadError } from "../../errors.js";
 import { parseWhatsAppDelivery } from "./parse.js";
 
 const ACCOUNT = "111";

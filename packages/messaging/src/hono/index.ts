@@ -1,0 +1,1 @@
+export { type MessagingRoutesOptions, messagingRoutes } from "./routes.js";

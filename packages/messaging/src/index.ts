@@ -1,0 +1,38 @@
+export type { AgentHandler, AgentMessage } from "./agents/agent.js";
+export { echoAgent } from "./agents/echo.js";
+export { createHttpAgent } from "./agents/http.js";
+export type {
+  Channel,
+  HandshakeResult,
+  InboundMedia,
+  InboundMessage,
+  OutboundReply,
+  ParsedDelivery,
+} from "./channel.js";
+export { CHANNEL_ROUTES, type ChannelRoute } from "./channels/routes.js";
+export {
+  WHATSAPP_DEFAULT_API_BASE_URL,
+  type WhatsAppOptions,
+  whatsAppSignature,
+  whatsapp,
+} from "./channels/whatsapp/index.js";
+export {
+  DeliveryError,
+  InboxBusyError,
+  InvalidPayloadError,
+  MessagingConfigError,
+  MessagingError,
+  PayloadTooLargeError,
+} from "./errors.js";
+export { INBOX_STATUSES, type InboxEntry, type InboxStatus, type InsertCounts } from "./inbox/store.js";
+export { MESSAGE_LIMITS, type RejectedMessage } from "./limits.js";
+export type { LogMethod, MessagingLogger } from "./logger.js";
+export {
+  type CommitOptions,
+  createMessaging,
+  type Messaging,
+  type MessagingOptions,
+  type WorkerOptions,
+} from "./messaging.js";
+export { INBOX_SCOPE, type MessagingRoutePolicy, messagingRoutePolicy } from "./routes.js";
+export { MAX_WEBHOOK_BODY_BYTES, type WebhookRequest, type WebhookResponse } from "./webhook.js";

@@ -1,0 +1,110 @@
+import { createHash } from "node:crypto";
+import type { InboundMessage } from "./channel.js";
+
+/**
+ * The bounds every inbound message must stay within, whatever its channel. They are checked per message at
+ * parse time, so one message that breaks them is recorded as rejected instead of making the whole delivery
+ * fail in the database (a value nested 100,000 deep makes JSON.stringify throw; an id of a few thousand
+ * characters does not fit PostgreSQL's index) and be redelivered, good messages and all, until it is dropped.
+ */
+export const MESSAGE_LIMITS = {
+  /** Nesting of objects and arrays in the message as the chat product sent it. Real messages nest < 10. */
+  maxDepth: 32,
+  /** Id, account, sender and type: they are indexed columns and log fields. */
+  maxKeyLength: 256,
+  /** Any string in the message, object keys included (UTF-16 code units). Slack allows 40,000-char texts. */
+  maxStringLength: 65_536,
+  /** The whole message as stored (UTF-8 bytes of its JSON). */
+  maxMessageBytes: 256 * 1024,
+} as const;
+
+/** A message that broke a limit: stored as a `rejected` row (never answered) so the operator can see it. */
+export interface RejectedMessage {
+  /** The message id, or `sha256:<hex of the id>` when the id itself is too long to be a key. */
+  key: string;
+  accountId: string;
+  from: string;
+  type: string;
+  reason: string;
+}
+
+/** Splits a delivery's messages into those within the limits and those to record as rejected. */
+export function boundMessages(messages: readonly InboundMessage[]): {
+  accepted: InboundMessage[];
+  rejected: RejectedMessage[];
+} {
+  const accepted: InboundMessage[] = [];
+  const rejected: RejectedMessage[] = [];
+  for (const message of messages) {
+    const reason = limitViolation(message);
+    if (reason === undefined) accepted.push(message);
+    else rejected.push(rejectionOf(message, reason));
+  }
+  return { accepted, rejected };
+}
+
+/** What is wrong with `message`, or undefined when it is within every limit. */
+export function limitViolation(message: InboundMessage): string | undefined {
+  const { maxKeyLength, maxMessageBytes } = MESSAGE_LIMITS;
+  for (const [field, value] of [
+    ["id", message.id],
+    ["account", message.accountId],
+    ["sender", message.from],
+    ["type", message.type],
+  ] as const) {
+    if (value.length > maxKeyLength) {
+      return `Message ${field} is ${value.length} characters long; the limit is ${maxKeyLength}`;
+    }
+  }
+  const shape = shapeViolation(message);
+  if (shape !== undefined) return shape;
+  // Safe now: the depth is bounded, so JSON.stringify cannot overflow the stack.
+  const bytes = Buffer.byteLength(JSON.stringify(message));
+  if (bytes > maxMessageBytes) return `Message is ${bytes} bytes; the limit is ${maxMessageBytes}`;
+  return undefined;
+}
+
+/**
+ * Depth and string lengths of everything in the message, walked with an explicit stack (no recursion, so
+ * no stack overflow) that stops descending at the first level past the limit.
+ */
+function shapeViolation(message: InboundMessage): string | undefined {
+  const { maxDepth, maxStringLength } = MESSAGE_LIMITS;
+  const stack: { value: unknown; depth: number }[] = [{ value: message, depth: 0 }];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const { value, depth } = item;
+    if (typeof value === "string") {
+      if (value.length > maxStringLength) {
+        return `Message has a string of ${value.length} characters; the limit is ${maxStringLength}`;
+      }
+      continue;
+    }
+    if (typeof value !== "object" || value === null) continue;
+    // The normalised message is level 0, so `raw` (the chat product's message) is level 1.
+    if (depth > maxDepth) return `Message is nested deeper than ${maxDepth} levels`;
+    if (Array.isArray(value)) {
+      for (const element of value) stack.push({ value: element, depth: depth + 1 });
+      continue;
+    }
+    for (const [key, element] of Object.entries(value)) {
+      stack.push({ value: key, depth });
+      stack.push({ value: element, depth: depth + 1 });
+    }
+  }
+  return undefined;
+}
+
+function rejectionOf(message: InboundMessage, reason: string): RejectedMessage {
+  const { maxKeyLength } = MESSAGE_LIMITS;
+  const key =
+    message.id.length <= maxKeyLength
+      ? message.id
+      : `sha256:${createHash("sha256").update(message.id).digest("hex")}`;
+  return {
+    key,
+    accountId: message.accountId.slice(0, maxKeyLength),
+    from: message.from.slice(0, maxKeyLength),
+    type: message.type.slice(0, maxKeyLength),
+    reason,
+  };
+}

@@ -1,0 +1,113 @@
+import type { IncomingMessage } from "node:http";
+import type { Channel, ParsedDelivery } from "./channel.js";
+import { InvalidPayloadError, PayloadTooLargeError } from "./errors.js";
+import type { InboxStore, InsertCounts } from "./inbox/store.js";
+import { boundMessages } from "./limits.js";
+import type { MessagingLogger } from "./logger.js";
+import { readRawBody } from "./raw-body.js";
+
+/** Chat products' deliveries are a few KiB; the cap only has to stop abuse. */
+export const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
+
+/** A webhook request, framework-free: what any HTTP stack can hand over. */
+export interface WebhookRequest {
+  method: string;
+  query: URLSearchParams;
+  headers: Headers;
+  /** The body exactly as received: signatures are computed over these bytes. */
+  rawBody: Uint8Array;
+}
+
+/** What to answer; `body` is JSON text for `application/json`. */
+export interface WebhookResponse {
+  status: number;
+  contentType: "application/json" | "text/plain";
+  body: string;
+}
+
+/** What the webhook of one configured channel needs. */
+export interface WebhookDeps {
+  channel: Channel;
+  store: InboxStore;
+  logger: MessagingLogger;
+  /** Called after new messages were committed to the inbox. */
+  onStored(): void;
+}
+
+export function jsonResponse(status: number, body: unknown): WebhookResponse {
+  return { status, contentType: "application/json", body: JSON.stringify(body) };
+}
+
+function errorResponse(status: number, errorCode: string, detail: string): WebhookResponse {
+  return jsonResponse(status, { detail, error_code: errorCode });
+}
+
+/**
+ * Reads a Fetch `Request` into a WebhookRequest, at most MAX_WEBHOOK_BODY_BYTES of body. On
+ * @hono/node-server pass the Node request as `incoming` (see readRawBody). Throws PayloadTooLargeError.
+ */
+export async function readWebhookRequest(
+  request: Request,
+  incoming?: IncomingMessage | undefined,
+): Promise<WebhookRequest> {
+  const rawBody =
+    request.method === "GET" || request.method === "HEAD"
+      ? new Uint8Array(0)
+      : await readRawBody(request, MAX_WEBHOOK_BODY_BYTES, incoming);
+  return {
+    method: request.method,
+    query: new URL(request.url).searchParams,
+    headers: request.headers,
+    rawBody,
+  };
+}
+
+/**
+ * One webhook request of a configured channel: the handshake on GET; on POST authenticate, parse, bound
+ * each message, commit, and only then 200. 503 only when the inbox cannot store the delivery.
+ */
+export async function handleWebhook(deps: WebhookDeps, request: WebhookRequest): Promise<WebhookResponse> {
+  const { channel, store, logger } = deps;
+  if (request.method === "GET") {
+    const result = channel.verifyHandshake(request.query);
+    if (result.ok) return { status: 200, contentType: "text/plain", body: result.challenge };
+    return errorResponse(result.status, result.errorCode, result.detail);
+  }
+  if (request.method !== "POST") {
+    return errorResponse(405, "METHOD_NOT_ALLOWED", `${request.method} is not accepted here`);
+  }
+  if (request.rawBody.byteLength > MAX_WEBHOOK_BODY_BYTES) {
+    return errorResponse(413, "PAYLOAD_TOO_LARGE", new PayloadTooLargeError(MAX_WEBHOOK_BODY_BYTES).message);
+  }
+  if (!channel.authenticate(request.headers, request.rawBody)) {
+    return errorResponse(403, "FORBIDDEN", "Invalid signature");
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(request.rawBody));
+  } catch {
+    return errorResponse(400, "BAD_REQUEST", "Body is not valid JSON");
+  }
+  let delivery: ParsedDelivery;
+  try {
+    delivery = channel.parseDelivery(body);
+  } catch (error) {
+    if (!(error instanceof InvalidPayloadError)) throw error;
+    return errorResponse(400, "BAD_REQUEST", error.message);
+  }
+  if (delivery.kind === "ignored") return jsonResponse(200, { status: "ignored" });
+  const { accepted, rejected } = boundMessages(delivery.messages);
+  let counts: InsertCounts;
+  try {
+    counts = await store.insert(channel.name, accepted, rejected);
+  } catch (error) {
+    logger.error({ err: error }, "inbox unavailable; delivery refused with 503");
+    return errorResponse(503, "SERVICE_UNAVAILABLE", "Inbox unavailable, retry later");
+  }
+  for (const rejection of rejected) {
+    logger.warn({ message_key: rejection.key, reason: rejection.reason }, "inbox message rejected");
+  }
+  logger.info({ ...counts, statuses: delivery.statuses }, "webhook delivery stored");
+  if (counts.received > 0) deps.onStored();
+  return jsonResponse(200, { status: "accepted", ...counts });
+}

@@ -1,0 +1,27 @@
+import { defineConfig, type Options } from "tsup";
+
+type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
+
+// The Hono subpath imports the core through the package itself, so both entry points share one core
+// (one error class, one store) instead of each bundling a copy.
+const coreBySelfReference: Plugin = {
+  name: "core-by-self-reference",
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/index\.js$/ }, () => ({
+      path: "@agent-platform/messaging",
+      external: true,
+    }));
+  },
+};
+
+export default defineConfig({
+  entry: { index: "src/index.ts", hono: "src/hono/index.ts" },
+  format: ["esm", "cjs"],
+  dts: true,
+  clean: true,
+  sourcemap: true,
+  target: "es2022",
+  splitting: false,
+  treeshake: true,
+  esbuildPlugins: [coreBySelfReference],
+});
