@@ -1,7 +1,6 @@
 import { resolve } from "node:path";
 import { type JwtAlgorithm, SUPPORTED_ALGORITHMS } from "@agent-platform/jwt-rbac";
 import { z } from "zod";
-import { messagingConfigSchema } from "./messaging/index.js";
 
 /** Ids are path segments and log fields; `all` is the route that migrates every database. */
 export const DATABASE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
@@ -40,7 +39,7 @@ export interface ServerConfig {
   readonly platformId: string;
   readonly jwt: JwtConfig;
   readonly shutdownTimeoutMs: number;
-  readonly messaging: z.output<typeof messagingConfigSchema>;
+  readonly messaging: MessagingConfig;
 }
 
 export class ConfigError extends Error {
@@ -139,6 +138,50 @@ const databasesList = optionalText.transform((value, ctx): DatabaseConfig[] | un
   return databases;
 });
 
+const optionalHttpUrl = optionalText.pipe(
+  z.url({ protocol: /^https?$/, error: "expected an http(s) URL" }).optional(),
+);
+const httpUrl = (fallback: string) => optionalHttpUrl.transform((value) => value ?? fallback);
+
+/**
+ * The messaging channels' variables, parsed by the same rules as every other variable (empty = unset,
+ * whole numbers only, the same booleans); the server maps them to the package's options in
+ * src/messaging/. Every channel is optional: without its credentials it is simply not mounted.
+ */
+export const messagingConfigSchema = z.object({
+  WHATSAPP_VERIFY_TOKEN: optionalText,
+  WHATSAPP_APP_SECRET: optionalText,
+  WHATSAPP_ACCESS_TOKEN: optionalText,
+  WHATSAPP_PHONE_NUMBER_ID: optionalText,
+  WHATSAPP_API_BASE_URL: httpUrl("https://graph.facebook.com/v25.0"),
+  WHATSAPP_SKIP_SIGNATURE_VALIDATION: booleanText(false),
+  WHATSAPP_API_TIMEOUT_MS: integerText(10_000, 0, 86_400_000),
+  SLACK_SIGNING_SECRET: optionalText,
+  SLACK_BOT_TOKEN: optionalText,
+  SLACK_API_BASE_URL: httpUrl("https://slack.com/api"),
+  SLACK_API_TIMEOUT_MS: integerText(10_000, 0, 86_400_000),
+  TELEGRAM_BOT_TOKEN: optionalText,
+  TELEGRAM_WEBHOOK_SECRET_TOKEN: optionalText,
+  TELEGRAM_API_BASE_URL: httpUrl("https://api.telegram.org"),
+  TELEGRAM_API_TIMEOUT_MS: integerText(10_000, 0, 86_400_000),
+  AGENT_URL: optionalHttpUrl,
+  AGENT_TIMEOUT_MS: integerText(30_000, 0, 86_400_000),
+  MESSAGING_WORKER_CONCURRENCY: integerText(4, 1, 64),
+  // At least 10 ms: 0 would make every worker poll the database in a busy loop.
+  MESSAGING_WORKER_POLL_MS: integerText(1_000, 10, 86_400_000),
+  MESSAGING_WORKER_START_DELAY_MS: integerText(0, 0, 86_400_000),
+  MESSAGING_MAX_ATTEMPTS: integerText(8, 1, 100),
+  MESSAGING_RETRY_BASE_MS: integerText(2_000, 0, 86_400_000),
+  MESSAGING_RETRY_MAX_MS: integerText(300_000, 0, 86_400_000),
+  MESSAGING_VISIBILITY_TIMEOUT_MS: integerText(180_000, 1_000, 86_400_000),
+  // Messages per shared commit on the acknowledgement path; 1 gives every delivery a commit of its own.
+  MESSAGING_COMMIT_MAX_BATCH: integerText(256, 1, 5_000),
+  // Longest a delivery waits for its commit to start before it is refused with 503 (nothing stored).
+  MESSAGING_COMMIT_MAX_WAIT_MS: integerText(2_000, 1, 60_000),
+});
+
+export type MessagingConfig = z.output<typeof messagingConfigSchema>;
+
 const serverEnvSchema = z.object({
   HOST: optionalText.transform((value) => value ?? "127.0.0.1"),
   PORT: integerText(7777, 0, 65535),
@@ -154,9 +197,7 @@ const serverEnvSchema = z.object({
   PLATFORM_ID: optionalText.transform((value) => value ?? "agent-platform"),
   JWT_VERIFICATION_KEY: optionalText.transform((value) => value?.replaceAll("\\n", "\n")),
   JWT_JWKS_FILE: optionalText,
-  JWT_JWKS_URL: optionalText.pipe(
-    z.url({ protocol: /^https?$/, error: "expected an http(s) URL" }).optional(),
-  ),
+  JWT_JWKS_URL: optionalHttpUrl,
   JWT_ALGORITHM: optionalText.pipe(z.enum(SUPPORTED_ALGORITHMS).optional()),
   JWT_AUDIENCE: commaList,
   JWT_VERIFY_AUDIENCE: booleanText(false),

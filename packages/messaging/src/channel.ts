@@ -23,8 +23,12 @@ export interface InboundMessage {
   id: string;
   /** The account (WhatsApp: phone number id) that received the message and sends the reply. */
   accountId: string;
-  /** The sender's address (WhatsApp: the sender's phone number). */
+  /** The sender's address (WhatsApp: the sender's phone number; Slack: the user id). */
   from: string;
+  /** Where the reply goes when that is not the sender (Slack: the channel; Telegram: the chat). */
+  conversation?: string;
+  /** The thread the reply goes in (Slack: `thread_ts`). */
+  thread?: string;
   /** The chat product's message type (`text`, `image`, `interactive`, ...). */
   type: string;
   /** The text to hand to the agent; a caption or a button title for non-text types. */
@@ -39,6 +43,8 @@ export interface InboundMessage {
 /** The result of parsing one webhook delivery. */
 export type ParsedDelivery =
   | { kind: "ignored" }
+  /** A handshake carried in a POST body (Slack's `url_verification`): answered with the challenge. */
+  | { kind: "challenge"; challenge: string }
   | { kind: "events"; messages: InboundMessage[]; statuses: number };
 
 /** A reply to one inbound message. */
@@ -46,6 +52,7 @@ export interface OutboundReply {
   accountId: string;
   to: string;
   text: string;
+  thread?: string;
 }
 
 export interface Channel extends ChannelRoute {
@@ -55,8 +62,8 @@ export interface Channel extends ChannelRoute {
   readonly webhookPath: string;
   /** Fixed reply for message types the channel does not support. */
   readonly unsupportedReply: string;
-  /** Subscription handshake from the query of `GET /{name}/webhook`. */
-  verifyHandshake(query: URLSearchParams): HandshakeResult;
+  /** Subscription handshake from the query of a GET on the webhook path; absent: GET is not allowed. */
+  verifyHandshake?(query: URLSearchParams): HandshakeResult;
   /** True when the raw request really comes from the chat product (signature over the raw bytes). */
   authenticate(headers: Headers, rawBody: Uint8Array): boolean;
   /** Every message of a delivery; throws InvalidPayloadError for a body of the wrong shape. */
@@ -65,6 +72,6 @@ export interface Channel extends ChannelRoute {
   splitReply(text: string): string[];
   /** Sends one part of a reply; throws DeliveryError saying whether a retry can help. */
   send(reply: OutboundReply): Promise<void>;
-  /** Conversation id handed to the agent, stable per sender. */
-  sessionId(message: Pick<InboundMessage, "accountId" | "from">): string;
+  /** Conversation id handed to the agent, stable per conversation. */
+  sessionId(message: Pick<InboundMessage, "accountId" | "from" | "conversation" | "thread">): string;
 }

@@ -41,13 +41,16 @@ export class InvalidPayloadError extends MessagingError {
  * again later can help (network errors, 5xx, rate limits) or not (the other side rejected the request).
  */
 export class DeliveryError extends MessagingError {
+  /** The other side's own hint (Retry-After, Telegram's retry_after): the next attempt waits at least this. */
+  readonly retryAfterMs: number | undefined;
   constructor(
     code: "AGENT_FAILED" | "SEND_FAILED",
     message: string,
     readonly retryable: boolean,
-    options?: ErrorOptions,
+    options?: ErrorOptions & { retryAfterMs?: number | undefined },
   ) {
     super(code, message, options);
+    this.retryAfterMs = options?.retryAfterMs;
   }
 }
 

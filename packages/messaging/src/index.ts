@@ -11,6 +11,19 @@ export type {
 } from "./channel.js";
 export { CHANNEL_ROUTES, type ChannelRoute } from "./channels/routes.js";
 export {
+  SLACK_DEFAULT_API_BASE_URL,
+  SLACK_TEXT_LIMIT,
+  type SlackOptions,
+  slack,
+  slackSignatureHeaders,
+} from "./channels/slack/index.js";
+export {
+  TELEGRAM_DEFAULT_API_BASE_URL,
+  TELEGRAM_TEXT_LIMIT,
+  type TelegramOptions,
+  telegram,
+} from "./channels/telegram/index.js";
+export {
   WHATSAPP_DEFAULT_API_BASE_URL,
   type WhatsAppOptions,
   whatsAppSignature,

@@ -68,7 +68,7 @@ export async function readWebhookRequest(
  */
 export async function handleWebhook(deps: WebhookDeps, request: WebhookRequest): Promise<WebhookResponse> {
   const { channel, store, logger } = deps;
-  if (request.method === "GET") {
+  if (request.method === "GET" && channel.verifyHandshake !== undefined) {
     const result = channel.verifyHandshake(request.query);
     if (result.ok) return { status: 200, contentType: "text/plain", body: result.challenge };
     return errorResponse(result.status, result.errorCode, result.detail);
@@ -96,6 +96,8 @@ export async function handleWebhook(deps: WebhookDeps, request: WebhookRequest):
     return errorResponse(400, "BAD_REQUEST", error.message);
   }
   if (delivery.kind === "ignored") return jsonResponse(200, { status: "ignored" });
+  if (delivery.kind === "challenge")
+    return { status: 200, contentType: "text/plain", body: delivery.challenge };
   const { accepted, rejected } = boundMessages(delivery.messages);
   let counts: InsertCounts;
   try {

@@ -7,8 +7,8 @@ import { migrateInbox } from "../src/inbox/schema.js";
 import { InboxStore } from "../src/inbox/store.js";
 import { INBOX_NOTIFY_CHANNEL, InboxWakeup } from "../src/inbox/wakeup.js";
 import { createMessaging } from "../src/messaging.js";
+import { startGraphStub, waitFor } from "./support/api-stubs.js";
 import { connect, freshPostgres, TEST_DATABASE_URL, type TestDatabase } from "./support/database.js";
-import { startGraphStub, waitFor } from "./support/graph-stub.js";
 
 const logger = pino({ level: "silent" });
 

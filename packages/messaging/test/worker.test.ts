@@ -6,8 +6,8 @@ import { createWhatsAppChannel } from "../src/channels/whatsapp/channel.js";
 import { migrateInbox } from "../src/inbox/schema.js";
 import { InboxStore } from "../src/inbox/store.js";
 import { InboxWorker } from "../src/inbox/worker.js";
+import { type GraphStub, startGraphStub, waitFor } from "./support/api-stubs.js";
 import { connect, DATABASES, type TestDatabase } from "./support/database.js";
-import { type GraphStub, startGraphStub, waitFor } from "./support/graph-stub.js";
 
 const logger = pino({ level: "silent" });
 

@@ -86,33 +86,13 @@ function nodeRequest(env: unknown): IncomingMessage | undefined {
 function mountWebhook(app: OpenAPIHono, route: ChannelRoute, security: string, messaging: Messaging): void {
   const { name, webhookPath } = route;
   const tags = [channelTag(name)];
-  const webhook = (c: { req: { raw: Request }; env: unknown }) =>
-    messaging.fetch(name, c.req.raw, { incoming: nodeRequest(c.env) });
+  const webhook: WebhookHandler = (c) => messaging.fetch(name, c.req.raw, { incoming: nodeRequest(c.env) });
 
-  app.openapi(
-    createRoute({
-      method: "get",
-      path: webhookPath,
-      tags,
-      summary: "Subscription handshake",
-      description: "Answers `hub.challenge` when `hub.mode` is `subscribe` and `hub.verify_token` matches.",
-      request: {
-        query: z.object({
-          "hub.mode": z.string().optional(),
-          "hub.verify_token": z.string().optional(),
-          "hub.challenge": z.string().optional(),
-        }),
-      },
-      responses: {
-        200: { description: "The challenge", content: { "text/plain": { schema: z.string() } } },
-        400: errorResponse("Missing hub.challenge"),
-        403: errorResponse("Wrong mode or verify token"),
-        500: errorResponse("No verify token configured"),
-      },
-    }),
-    // The handshake answers text or an error body; the OpenAPI types cannot see through a Fetch Response.
-    (c) => webhook(c) as never,
-  );
+  if (route.handshake === "query") mountQueryHandshake(app, route, webhook);
+  const challenge =
+    route.handshake === "body"
+      ? { "text/plain": { schema: z.string().openapi({ description: "The challenge of a handshake" }) } }
+      : {};
 
   app.openapi(
     createRoute({
@@ -126,17 +106,20 @@ function mountWebhook(app: OpenAPIHono, route: ChannelRoute, security: string, m
         "inbox worker. A message that breaks a per-message limit is recorded as a `rejected` row and not " +
         "answered; the rest of the delivery is stored as usual.",
       request: {
-        headers: z.object({
-          "x-hub-signature-256": z
-            .string()
-            .optional()
-            .openapi({ description: "sha256=<hex HMAC of the body>" }),
-        }),
+        headers: z.object(
+          Object.fromEntries(
+            Object.entries(route.authHeaders).map(([header, description]) => [
+              header,
+              z.string().optional().openapi({ description }),
+            ]),
+          ),
+        ),
       },
       responses: {
         200: {
           description: "Stored (or not addressed to this channel)",
           content: {
+            ...challenge,
             "application/json": {
               schema: z.union([
                 z.object({
@@ -160,7 +143,7 @@ function mountWebhook(app: OpenAPIHono, route: ChannelRoute, security: string, m
           },
         },
         400: errorResponse("Body is not valid JSON or not a valid delivery"),
-        403: errorResponse("Missing, malformed or wrong signature"),
+        403: errorResponse("Missing, malformed, stale or wrong signature or secret token"),
         413: errorResponse(`Body larger than ${MAX_WEBHOOK_BODY_BYTES} bytes`),
         503: errorResponse("Inbox unavailable: nothing was stored, the sender should retry"),
       },
@@ -229,5 +212,34 @@ function mountWebhook(app: OpenAPIHono, route: ChannelRoute, security: string, m
         return c.json({ detail: "Inbox unavailable, retry later", error_code: "SERVICE_UNAVAILABLE" }, 503);
       }
     },
+  );
+}
+
+type WebhookHandler = (c: { req: { raw: Request }; env: unknown }) => Promise<Response>;
+
+function mountQueryHandshake(app: OpenAPIHono, route: ChannelRoute, webhook: WebhookHandler): void {
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: route.webhookPath,
+      tags: [channelTag(route.name)],
+      summary: "Subscription handshake",
+      description: "Answers `hub.challenge` when `hub.mode` is `subscribe` and `hub.verify_token` matches.",
+      request: {
+        query: z.object({
+          "hub.mode": z.string().optional(),
+          "hub.verify_token": z.string().optional(),
+          "hub.challenge": z.string().optional(),
+        }),
+      },
+      responses: {
+        200: { description: "The challenge", content: { "text/plain": { schema: z.string() } } },
+        400: errorResponse("Missing hub.challenge"),
+        403: errorResponse("Wrong mode or verify token"),
+        500: errorResponse("No verify token configured"),
+      },
+    }),
+    // The handshake answers text or an error body; the OpenAPI types cannot see through a Fetch Response.
+    (c) => webhook(c) as never,
   );
 }

@@ -23,16 +23,25 @@ function settled<T>(promise: Promise<T>) {
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
+/** A GroupCommit over `commit` counting each item as 1, with room for 10 per commit, unless told otherwise. */
+function groupOf(
+  commit: (items: string[]) => Promise<string[]>,
+  bounds: Partial<{ maxBatchSize: number; maxInFlight: number; maxWaitMs: number }> = {},
+) {
+  return new GroupCommit({
+    commit,
+    sizeOf: () => 1,
+    maxBatchSize: 10,
+    maxInFlight: 1,
+    maxWaitMs: 60_000,
+    ...bounds,
+  });
+}
+
 describe("GroupCommit", () => {
   it("commits a lone item at once, and answers it only when its commit has finished", async () => {
     const { calls, commit } = manualCommit();
-    const group = new GroupCommit({
-      commit,
-      sizeOf: () => 1,
-      maxBatchSize: 10,
-      maxInFlight: 1,
-      maxWaitMs: 60_000,
-    });
+    const group = groupOf(commit);
     const answer = settled(group.submit("a"));
     expect(calls.map((call) => call.items)).toEqual([["a"]]);
     await tick();
@@ -75,26 +84,14 @@ describe("GroupCommit", () => {
 
   it("runs up to maxInFlight commits at once", () => {
     const { calls, commit } = manualCommit();
-    const group = new GroupCommit({
-      commit,
-      sizeOf: () => 1,
-      maxBatchSize: 10,
-      maxInFlight: 2,
-      maxWaitMs: 60_000,
-    });
+    const group = groupOf(commit, { maxInFlight: 2 });
     for (const item of ["a", "b", "c", "d"]) void group.submit(item);
     expect(calls.map((call) => call.items)).toEqual([["a"], ["b"]]);
   });
 
   it("fails every item of a failed commit, and only those", async () => {
     const { calls, commit } = manualCommit();
-    const group = new GroupCommit({
-      commit,
-      sizeOf: () => 1,
-      maxBatchSize: 10,
-      maxInFlight: 1,
-      maxWaitMs: 60_000,
-    });
+    const group = groupOf(commit);
     const answers = ["a", "b", "c"].map((item) => settled(group.submit(item)));
     calls[0]?.resolve();
     await tick();
@@ -111,13 +108,7 @@ describe("GroupCommit", () => {
 
   it("refuses an item that waited past maxWaitMs without ever handing it to a commit", async () => {
     const { calls, commit } = manualCommit();
-    const group = new GroupCommit({
-      commit,
-      sizeOf: () => 1,
-      maxBatchSize: 10,
-      maxInFlight: 1,
-      maxWaitMs: 20,
-    });
+    const group = groupOf(commit, { maxWaitMs: 20 });
     const first = settled(group.submit("stuck"));
     const waiting = settled(group.submit("waiting"));
     await new Promise((resolve) => setTimeout(resolve, 60));
@@ -130,13 +121,7 @@ describe("GroupCommit", () => {
   });
 
   it("treats a commit that answers for the wrong number of items as failed (no item is told it is stored)", async () => {
-    const group = new GroupCommit({
-      commit: async () => ["only one"],
-      sizeOf: () => 1,
-      maxBatchSize: 10,
-      maxInFlight: 1,
-      maxWaitMs: 60_000,
-    });
+    const group = groupOf(async () => ["only one"]);
     const first = group.submit("a");
     const answers = [group.submit("b"), group.submit("c")];
     await expect(first).resolves.toBe("only one");

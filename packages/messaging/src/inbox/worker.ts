@@ -149,7 +149,10 @@ export class InboxWorker {
     // treated as transient: a message only fails for good on a definite answer or exhausted attempts.
     const retryable = !(error instanceof DeliveryError) || error.retryable;
     if (retryable && row.attempts < maxAttempts) {
-      const delay = retryDelayMs(row.attempts, this.options.retryBaseMs, this.options.retryMaxMs);
+      const backoff = retryDelayMs(row.attempts, this.options.retryBaseMs, this.options.retryMaxMs);
+      // A rate limit says when to come back; trying earlier would only be refused again.
+      const hint = error instanceof DeliveryError ? (error.retryAfterMs ?? 0) : 0;
+      const delay = Math.max(backoff, hint);
       log.warn({ err: error, retry_in_ms: delay }, "inbox message will be retried");
       return store.retryLater(row, reason, delay);
     }
@@ -180,7 +183,12 @@ export class InboxWorker {
       await this.settle(log, store.saveReply(row, parts, leaseMs));
     }
     for (let index = row.partsSent; index < parts.length; index++) {
-      await channel.send({ accountId: message.accountId, to: message.from, text: parts[index] ?? "" });
+      await channel.send({
+        accountId: message.accountId,
+        to: message.conversation ?? message.from,
+        text: parts[index] ?? "",
+        ...(message.thread === undefined ? {} : { thread: message.thread }),
+      });
       await this.settle(log, store.markPartsSent(row, index + 1, leaseMs));
     }
   }

@@ -2,7 +2,7 @@ import type { Sql } from "postgres";
 import type { Backend } from "../../databases.js";
 import { signToken, startTestServer } from "../../helpers.js";
 
-/** A row of GET /whatsapp/inbox. */
+/** A row of GET /{channel}/inbox. */
 export interface InboxItem {
   channel: string;
   message_id: string;
@@ -17,8 +17,8 @@ export interface MessagingTestServer {
   url: string;
   /** JSON log lines the server wrote. */
   logs: string[];
-  /** GET /whatsapp/inbox?status= with a token of scope config:read; fails on anything but 200. */
-  inbox(status?: string): Promise<InboxItem[]>;
+  /** GET /{channel}/inbox?status= with a token of scope config:read; fails on anything but 200. */
+  inbox(status?: string, channel?: string): Promise<InboxItem[]>;
   /** Message ids in the inbox table, read directly from the platform database. */
   inboxIds(): Promise<string[]>;
   /** Name of the platform database (a fresh one per server on PostgreSQL). */
@@ -37,8 +37,8 @@ export async function startMessagingServer(
   return {
     url: server.url,
     logs: server.logs,
-    async inbox(status) {
-      const response = await fetch(`${server.url}/whatsapp/inbox${status ? `?status=${status}` : ""}`, {
+    async inbox(status, channel = "whatsapp") {
+      const response = await fetch(`${server.url}/${channel}/inbox${status ? `?status=${status}` : ""}`, {
         headers: { authorization: `Bearer ${token}` },
       });
       if (response.status !== 200)

@@ -1,0 +1,76 @@
+import type { Channel, OutboundReply } from "../../channel.js";
+import { splitIntoNumberedChunks } from "../../chunk.js";
+import { DeliveryError } from "../../errors.js";
+import { secureEquals } from "../../secure-compare.js";
+import { TELEGRAM_ROUTE } from "../routes.js";
+import { postJson } from "../send.js";
+import { parseTelegramUpdate } from "./parse.js";
+
+/** `sendMessage` refuses texts longer than this. */
+export const TELEGRAM_TEXT_LIMIT = 4096;
+
+export interface TelegramChannelOptions {
+  botToken: string;
+  /** Undefined: every request is accepted (the caller decided that is allowed). */
+  secretToken: string | undefined;
+  apiBaseUrl: string;
+  apiTimeoutMs: number;
+}
+
+/** Telegram through the Bot API: webhook updates in, `sendMessage` out. */
+export function createTelegramChannel(options: TelegramChannelOptions): Channel {
+  const baseUrl = options.apiBaseUrl.replace(/\/+$/, "");
+  // The bot's id is the token's first part; it keys updates and sessions, and is not a secret.
+  const botId = options.botToken.split(":")[0] ?? "";
+  return {
+    ...TELEGRAM_ROUTE,
+    unsupportedReply: "Sorry, that message type is not supported yet.",
+
+    authenticate(headers) {
+      if (options.secretToken === undefined) return true;
+      const given = headers.get("x-telegram-bot-api-secret-token");
+      return given !== null && secureEquals(given, options.secretToken);
+    },
+
+    parseDelivery(body) {
+      return parseTelegramUpdate(body, botId);
+    },
+
+    splitReply(text) {
+      return splitIntoNumberedChunks(text, TELEGRAM_TEXT_LIMIT);
+    },
+
+    async send(reply: OutboundReply) {
+      // The URL carries the token: postJson never puts it in an error, and neither does this.
+      const answer = await postJson("Telegram Bot API", `${baseUrl}/bot${options.botToken}/sendMessage`, {
+        body: { chat_id: reply.to, text: reply.text },
+        timeoutMs: options.apiTimeoutMs,
+      });
+      const body = (answer.json ?? {}) as {
+        ok?: unknown;
+        description?: unknown;
+        parameters?: { retry_after?: unknown };
+      };
+      if (answer.status === 200 && body.ok === true) return;
+      const description =
+        typeof body.description === "string" ? body.description.slice(0, 200) : `HTTP ${answer.status}`;
+      const retryAfter = body.parameters?.retry_after;
+      const retryAfterMs =
+        typeof retryAfter === "number" && Number.isFinite(retryAfter) && retryAfter >= 0
+          ? retryAfter * 1000
+          : answer.retryAfterMs;
+      // 400 (chat not found) and 403 (bot blocked) will not change on a retry; rate limits and outages will.
+      const retryable = answer.status === 429 || answer.status >= 500;
+      throw new DeliveryError(
+        "SEND_FAILED",
+        `Telegram Bot API answered ${answer.status}: ${description}`,
+        retryable,
+        { retryAfterMs },
+      );
+    },
+
+    sessionId(message) {
+      return `telegram:${message.accountId}:${message.conversation ?? message.from}`;
+    },
+  };
+}
