@@ -45,6 +45,7 @@ export function jwtOptions(config: ServerConfig, devKey: DevKey | undefined, log
     authorization: jwt.authorization,
     tokenSource: jwt.tokenSource,
     ...(jwt.cookieName === undefined ? {} : { cookieName: jwt.cookieName }),
+    ...(jwt.allowedOrigins === undefined ? {} : { allowedOrigins: jwt.allowedOrigins }),
     // The messaging package names its own routes, so a new channel needs no change here.
     scopeMappings: MESSAGING_ROUTE_POLICY.scopeMappings,
     excludedRoutePaths: [...DEFAULT_EXCLUDED_ROUTE_PATHS, ...MESSAGING_ROUTE_POLICY.excludedPaths],

@@ -55,6 +55,7 @@ describe("loadConfig", () => {
       JWT_TOKEN_SOURCE: "BOTH",
       JWT_COOKIE_NAME: "jwt",
       JWT_ISSUER: "https://issuer",
+      JWT_ALLOWED_ORIGINS: "https://a.example, http://localhost:3000",
       PLATFORM_ID: "prod-eu",
     });
     expect(config.jwt).toMatchObject({
@@ -66,6 +67,7 @@ describe("loadConfig", () => {
       tokenSource: "both",
       cookieName: "jwt",
       issuer: ["https://issuer"],
+      allowedOrigins: ["https://a.example", "http://localhost:3000"],
     });
     expect(config.platformId).toBe("prod-eu");
   });

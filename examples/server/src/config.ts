@@ -26,6 +26,8 @@ export interface JwtConfig {
   readonly authorization: boolean;
   readonly tokenSource: TokenSourceName;
   readonly cookieName: string | undefined;
+  /** Origins allowed to send cookie-authenticated unsafe requests; undefined: the request's own. */
+  readonly allowedOrigins: string[] | undefined;
 }
 
 export interface ServerConfig {
@@ -202,6 +204,7 @@ const serverEnvSchema = z.object({
   JWT_AUDIENCE: commaList,
   JWT_VERIFY_AUDIENCE: booleanText(false),
   JWT_ISSUER: commaList,
+  JWT_ALLOWED_ORIGINS: commaList,
   JWT_AUTHORIZATION: booleanText(true),
   JWT_TOKEN_SOURCE: optionalText.pipe(
     z
@@ -268,6 +271,7 @@ export function loadConfig(env: Env = process.env): ServerConfig {
       authorization: vars.JWT_AUTHORIZATION,
       tokenSource: vars.JWT_TOKEN_SOURCE,
       cookieName: vars.JWT_COOKIE_NAME,
+      allowedOrigins: vars.JWT_ALLOWED_ORIGINS,
     },
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
     messaging: messaging.data,

@@ -46,6 +46,31 @@ describe("the messaging channel wired into the server", () => {
     );
   });
 
+  it("every route is public or mapped to a scope: unmapped routes are denied by default", async () => {
+    // The document lists every route the server registers through OpenAPI; /docs and /openapi.json
+    // are the two it serves beside it. A route someone adds without a mapping fails here.
+    const document = (await request(server, "GET", "/openapi.json")).body as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const routes = Object.entries(document.paths).flatMap(([path, operations]) =>
+      Object.keys(operations).map((method) => [method.toUpperCase(), path.replace(/\{[^}]+\}/g, "x")]),
+    );
+    routes.push(["GET", "/docs"], ["GET", "/openapi.json"]);
+    expect(routes.length).toBeGreaterThan(5);
+    const noScopes = await signToken([]);
+    for (const [method, path] of routes as [string, string][]) {
+      const answer = await request(server, method, path, noScopes);
+      const detail = (answer.body as { detail?: unknown } | undefined)?.detail;
+      expect(String(detail), `${method} ${path}`).not.toMatch(/No scope mapping/);
+    }
+    // The check itself can fail: a route nobody mapped is refused, naming it.
+    const unmapped = await request(server, "GET", "/no/such/route", noScopes);
+    expect(unmapped.body).toEqual({
+      detail: "Insufficient permissions. No scope mapping for GET /no/such/route: add one to scopeMappings",
+      error_code: "FORBIDDEN",
+    });
+  });
+
   it("its routes are in the OpenAPI document, which stays valid", async () => {
     const document = (await request(server, "GET", "/openapi.json")).body as {
       paths: Record<string, unknown>;

@@ -1,25 +1,41 @@
 import type { JWTPayload } from "jose";
 import { resolveConfig } from "./config.js";
-import { AuthError } from "./errors.js";
+import { AuthError, isAuthError } from "./errors.js";
 import type { JwtRbacOptions } from "./options.js";
 import { Authorizer } from "./rbac/authorize.js";
-import { compileRoute, normalisePath, RouteTable } from "./rbac/routes.js";
+import { type CanonicalPath, canonicalPath, relativeTo } from "./rbac/canonical-path.js";
+import { compileRoute, RouteTable } from "./rbac/routes.js";
 import { type ScopeSet, scopeSet } from "./rbac/scopes.js";
 import { type AuthState, anonymousState, authenticatedState, NO_IDS } from "./state.js";
 import { TokenCache } from "./token/cache.js";
+import type { HeadersInput } from "./token/headers.js";
 import { type KeyRing, loadKeyRing } from "./token/keys.js";
-import { type HeadersInput, resolveToken } from "./token/resolve.js";
+import { resolveToken } from "./token/resolve.js";
 import type { Platform } from "./token/signature-types.js";
 import { TokenVerifier, type VerifyResult } from "./token/verify.js";
 
 /** The framework-free view of a request. */
 export interface AuthRequest {
   readonly method: string;
-  /** Path, with or without a query string. */
+  /**
+   * The path the framework routes on, relative to where the middleware is mounted, with or without a
+   * query string; as received (percent-escapes and all). See `canonicalPath` for how it is read.
+   */
   readonly path: string;
+  /**
+   * The prefix of `path` where the middleware's app is mounted (Hono `app.route`/`basePath`, Express
+   * `req.baseUrl`, the Fetch adapter's `basePath`): mappings and exclusions are matched on the rest.
+   */
+  readonly basePath?: string | undefined;
   readonly headers: HeadersInput;
   /** Parsed cookies, if the framework has them; otherwise the `Cookie` header is read. */
   readonly cookies?: Readonly<Record<string, string | undefined>> | undefined;
+  /**
+   * The request's own origin (`scheme://host[:port]`): the `Origin` a same-origin request carries,
+   * allowed by default for cookie-authenticated unsafe requests. Read only then; the adapters pass a
+   * getter (Hono, Fetch: the request URL's; Express: `req.protocol` and the Host header).
+   */
+  readonly origin?: string | undefined;
 }
 
 export type AuthResult<C extends object = JWTPayload> =
@@ -53,13 +69,12 @@ interface VerifiedToken {
 
 /**
  * Whether a request skips authentication. The literal paths (all of the defaults) are one `Set`
- * lookup of the normalised path; the route trie is walked only when a pattern has wildcards (or for
- * a path without its leading "/", which the trie alone treats exactly as before).
+ * lookup of the canonical path; the route trie is walked only when a pattern has wildcards.
  */
 function excludedPaths(
   patterns: readonly string[],
   caseSensitive: boolean,
-): (method: string, path: string) => boolean {
+): (method: string, path: CanonicalPath) => boolean {
   const routes = patterns.map((path) => compileRoute(path, true, false));
   const table = new RouteTable(routes, { caseSensitive });
   const literals = new Set<string>();
@@ -68,12 +83,10 @@ function excludedPaths(
     const path = `/${route.segments.join("/")}`;
     literals.add(caseSensitive ? path : path.toLowerCase());
   }
-  const walkAlways = literals.size < routes.length;
-  return (method, path) => {
-    const normalised = normalisePath(path);
-    if (literals.has(caseSensitive ? normalised : normalised.toLowerCase())) return true;
-    return (walkAlways || normalised.charCodeAt(0) !== 47) /* / */ && table.match(method, path) !== undefined;
-  };
+  const walk = literals.size < routes.length;
+  return (method, { path, segments }) =>
+    literals.has(caseSensitive ? path : path.toLowerCase()) ||
+    (walk && table.match(method, segments) !== undefined);
 }
 
 /** `createJwtAuth` on a given platform (the public entry points bind the runtime's own). */
@@ -137,7 +150,7 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     return { ok: false, error };
   }
 
-  function decide(method: string, path: string, entry: VerifiedToken | AuthError): AuthResult<C> {
+  function decide(method: string, path: CanonicalPath, entry: VerifiedToken | AuthError): AuthResult<C> {
     if (entry instanceof AuthError) return refuse(method, entry);
     if (authorizer === undefined) return entry.result as AuthResult<C>;
     const allowed = authorizer.authorize(method, path, entry.held as ScopeSet);
@@ -149,16 +162,20 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
 
   function authenticateNow(request: AuthRequest): AuthResult<C> | Promise<AuthResult<C>> {
     const method = request.method.toUpperCase();
+    // First, even for OPTIONS: a path routers could read differently is refused before any handler.
+    const full = canonicalPath(request.path);
+    const path =
+      request.basePath === undefined || isAuthError(full) ? full : relativeTo(full, request.basePath);
+    if (isAuthError(path)) return refuse(method, path);
     // CORS preflights carry no credentials; routers answer them before any handler.
     if (method === "OPTIONS") return anonymous;
-    if (excluded(method, request.path)) return anonymous;
+    if (excluded(method, path)) return anonymous;
 
-    const token = resolveToken(config, request.headers, request.cookies);
+    const token = resolveToken(config, method, request);
     if (typeof token !== "string") return refuse(method, token);
 
     const nowMs = Date.now();
     const entry = cache?.get(token, nowMs) ?? verifyToken(token, nowMs);
-    const { path } = request;
     return entry instanceof Promise
       ? entry.then((settled) => decide(method, path, settled))
       : decide(method, path, entry);

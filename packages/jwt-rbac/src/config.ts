@@ -27,6 +27,7 @@ export interface ResolvedConfig extends ClaimNames {
   readonly validate: boolean;
   readonly authorization: boolean;
   readonly tokenSource: TokenSource;
+  readonly allowedOrigins: ReadonlySet<string> | undefined;
   /** Lower-cased. */
   readonly tokenHeaderKey: string;
   readonly tokenHeaderName: string;
@@ -51,6 +52,31 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 function toSet(value: string | readonly string[] | undefined): ReadonlySet<string> | undefined {
   if (value === undefined) return undefined;
   return new Set(typeof value === "string" ? [value] : value);
+}
+
+/** Each must be a serialised http(s) origin: scheme, host and port only, as an `Origin` header carries it. */
+function resolveOrigins(origins: readonly string[] | undefined): ReadonlySet<string> | undefined {
+  if (origins === undefined) return undefined;
+  return new Set(
+    origins.map((origin) => {
+      let url: URL | undefined;
+      try {
+        url = new URL(origin);
+      } catch {
+        url = undefined;
+      }
+      if (
+        url === undefined ||
+        !/^https?:$/.test(url.protocol) ||
+        url.origin !== origin.replace(/\/$/, "").toLowerCase()
+      ) {
+        throw new JwtRbacConfigError(
+          `allowedOrigins: "${origin}" is not an origin (scheme://host[:port], http or https, no path)`,
+        );
+      }
+      return url.origin;
+    }),
+  );
 }
 
 function positiveInteger(value: number, name: string): number {
@@ -175,7 +201,8 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
   if (!Number.isFinite(clockTolerance) || clockTolerance < 0) {
     throw new JwtRbacConfigError("clockTolerance must be a non-negative number of seconds");
   }
-  const unmappedRoutes = options.unmappedRoutes ?? "allow";
+  // Fail closed: a route nobody mapped is refused, unless the application opts into "allow".
+  const unmappedRoutes = options.unmappedRoutes ?? "deny";
   if (unmappedRoutes !== "allow" && unmappedRoutes !== "deny") {
     throw new JwtRbacConfigError('unmappedRoutes must be "allow" or "deny"');
   }
@@ -190,6 +217,7 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
     validate,
     authorization: options.authorization ?? options.scopeMappings !== undefined,
     tokenSource,
+    allowedOrigins: resolveOrigins(options.allowedOrigins),
     tokenHeaderKey: tokenHeaderKey.toLowerCase(),
     tokenHeaderName: tokenHeaderKey,
     cookieName: options.cookieName ?? "access_token",

@@ -1,7 +1,7 @@
 /** Realm announced in every `WWW-Authenticate` challenge. */
 export const REALM = "platform";
 
-export type AuthErrorCode = "UNAUTHENTICATED" | "FORBIDDEN";
+export type AuthErrorCode = "BAD_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "CSRF_REJECTED";
 
 /**
  * Why a request was refused, as a stable machine-readable word (finer than `code`).
@@ -24,7 +24,17 @@ export type AuthErrorReason =
   | "invalid_audience"
   | "invalid_issuer"
   | "insufficient_scope"
-  | "route_not_mapped";
+  | "route_not_mapped"
+  | "invalid_path"
+  | "cross_site_request"
+  | "origin_unknown";
+
+const STATUS = {
+  BAD_REQUEST: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  CSRF_REJECTED: 403,
+} as const satisfies Record<AuthErrorCode, number>;
 
 export interface AuthErrorBody {
   readonly detail: string;
@@ -38,7 +48,7 @@ export interface AuthErrorBody {
 export class AuthError extends Error {
   override readonly name = "AuthError";
   readonly code: AuthErrorCode;
-  readonly status: 401 | 403;
+  readonly status: 400 | 401 | 403;
   readonly reason: AuthErrorReason;
   readonly detail: string;
   readonly wwwAuthenticate: string;
@@ -48,7 +58,7 @@ export class AuthError extends Error {
   constructor(code: AuthErrorCode, reason: AuthErrorReason, detail: string, wwwAuthenticate: string) {
     super(detail);
     this.code = code;
-    this.status = code === "FORBIDDEN" ? 403 : 401;
+    this.status = STATUS[code];
     this.reason = reason;
     this.detail = detail;
     this.wwwAuthenticate = wwwAuthenticate;
@@ -93,17 +103,44 @@ export function invalidTokenError(reason: AuthErrorReason, detail: string): Auth
   );
 }
 
+/** A refusal of the request itself rather than of its token (RFC 6750 `invalid_request`). */
+function invalidRequestError(code: AuthErrorCode, reason: AuthErrorReason, detail: string): AuthError {
+  return new AuthError(
+    code,
+    reason,
+    detail,
+    `Bearer realm=${quote(REALM)}, error="invalid_request", error_description=${quote(detail)}`,
+  );
+}
+
+/** 400 `BAD_REQUEST`: a path that routers could read in different ways (see canonical-path.ts). */
+export function invalidPathError(problem: string): AuthError {
+  return invalidRequestError("BAD_REQUEST", "invalid_path", `Invalid request path: ${problem}`);
+}
+
+/** 403 `CSRF_REJECTED`: a cookie-authenticated unsafe request that does not prove it is same-origin. */
+export function crossSiteError(reason: "cross_site_request" | "origin_unknown", detail: string): AuthError {
+  return invalidRequestError("CSRF_REJECTED", reason, detail);
+}
+
+// Paths in details are canonical (no quote, no control character, nothing outside ASCII), but an
+// attacker chooses them: bounded, as the detail is also sent in a header.
+const MAX_PATH_IN_DETAIL = 200;
+
+/** 403 for a route no mapping covers (`unmappedRoutes: "deny"`), naming it so the fix is obvious. */
+export function unmappedRouteError(method: string, path: string): AuthError {
+  const shown = path.length > MAX_PATH_IN_DETAIL ? `${path.slice(0, MAX_PATH_IN_DETAIL)}...` : path;
+  const detail = `Insufficient permissions. No scope mapping for ${method} ${shown}: add one to scopeMappings`;
+  return new AuthError(
+    "FORBIDDEN",
+    "route_not_mapped",
+    detail,
+    `Bearer realm=${quote(REALM)}, error="insufficient_scope", error_description=${quote(detail)}`,
+  );
+}
+
 /** 403 `insufficient_scope`, naming the scopes that would have been enough. */
 export function insufficientScopeError(required: readonly string[]): AuthError {
-  if (required.length === 0) {
-    const detail = "Insufficient permissions. This route is not mapped to any scope";
-    return new AuthError(
-      "FORBIDDEN",
-      "route_not_mapped",
-      detail,
-      `Bearer realm=${quote(REALM)}, error="insufficient_scope", error_description=${quote(detail)}`,
-    );
-  }
   const detail = `Insufficient permissions. Required scope(s): ${required.join(", ")}`;
   return new AuthError(
     "FORBIDDEN",

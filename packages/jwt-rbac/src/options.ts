@@ -58,6 +58,11 @@ export interface JwtRbacOptions {
   /** RBAC scope checks. Default: on when `scopeMappings` is given. */
   authorization?: boolean;
   tokenSource?: TokenSource;
+  /**
+   * Origins (`https://app.example.com`) whose cookie-authenticated unsafe requests are accepted
+   * without `Sec-Fetch-Site: same-origin`. Default: the request's own origin only.
+   */
+  allowedOrigins?: readonly string[];
   tokenHeaderKey?: string;
   cookieName?: string;
   scopesClaim?: string;

@@ -499,30 +499,34 @@ describe.each(ADAPTERS)("%s adapter over HTTP", (adapter) => {
       });
     });
 
-    it("adminScope and unmappedRoutes:deny", async () => {
-      await withServer(
-        adapter,
-        { ...HS(), authorization: true, adminScope: "root", unmappedRoutes: "deny" },
-        async (url) => {
-          expect(
-            (await call(url, "/teams/t1", { method: "DELETE", token: await hs({ scopes: ["root"] }) }))
-              .status,
-          ).toBe(200);
-          expect(
-            (
-              await call(url, "/teams/t1", {
-                method: "DELETE",
-                token: await hs({ scopes: ["platform:admin"] }),
-              })
-            ).status,
-          ).toBe(403);
-          const unmapped = await call(url, "/unmapped", { token: await hs({ scopes: ["agents:read"] }) });
-          expect(unmapped.status).toBe(403);
-          expect(unmapped.body.error_code).toBe("FORBIDDEN");
-          expect((await call(url, "/unmapped", { token: await hs({ scopes: ["root"] }) })).status).toBe(200);
-        },
-      );
-      await withServer(adapter, { ...HS(), authorization: true }, async (url) => {
+    it("adminScope, and unmapped routes denied by default (allow only when asked)", async () => {
+      await withServer(adapter, { ...HS(), authorization: true, adminScope: "root" }, async (url) => {
+        expect(
+          (await call(url, "/teams/t1", { method: "DELETE", token: await hs({ scopes: ["root"] }) })).status,
+        ).toBe(200);
+        expect(
+          (
+            await call(url, "/teams/t1", {
+              method: "DELETE",
+              token: await hs({ scopes: ["platform:admin"] }),
+            })
+          ).status,
+        ).toBe(403);
+        const unmapped = await call(url, "/unmapped/x%41%3b", {
+          method: "PUT",
+          token: await hs({ scopes: ["agents:read"] }),
+        });
+        const detail =
+          "Insufficient permissions. No scope mapping for PUT /unmapped/xA%3B: add one to scopeMappings";
+        expectError(
+          unmapped,
+          403,
+          detail,
+          `Bearer realm="platform", error="insufficient_scope", error_description="${detail}"`,
+        );
+        expect((await call(url, "/unmapped", { token: await hs({ scopes: ["root"] }) })).status).toBe(200);
+      });
+      await withServer(adapter, { ...HS(), authorization: true, unmappedRoutes: "allow" }, async (url) => {
         expect((await call(url, "/unmapped", { token: await hs({}) })).status).toBe(200);
       });
     });

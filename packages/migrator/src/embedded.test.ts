@@ -6,6 +6,9 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { DataDirLockedError, startEmbeddedPostgres } from "./embedded.js";
+import { MigrationFailedError } from "./errors.js";
+import { createMigrator } from "./migrator.js";
+import type { Migration } from "./types.js";
 
 const child = fileURLToPath(new URL("../test/fixtures/embedded-child.ts", import.meta.url));
 const root = mkdtempSync(join(tmpdir(), "migrator-embedded-"));
@@ -20,10 +23,9 @@ function initialisedDataDir(name: string): string {
 }
 
 describe("startEmbeddedPostgres", () => {
-  it("initialises a new data directory, persists to it across restarts and serves postgres.js on loopback", async () => {
+  it("initialises a new data directory, persists to it across restarts and serves postgres.js in process", async () => {
     const dataDir = join(root, "persist", "nested");
     const first = await startEmbeddedPostgres({ dataDir });
-    expect(first.url).toMatch(/^postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres$/);
     await first.sql`create table kept (note text)`;
     await first.sql`insert into kept values ('still here')`;
     await first.stop();
@@ -35,6 +37,38 @@ describe("startEmbeddedPostgres", () => {
       expect(await second.sql`select note from kept`).toEqual([{ note: "still here" }]);
     } finally {
       await second.stop();
+    }
+    // initdb alone takes seconds, and far more on a loaded machine.
+  }, 120_000);
+
+  it("runs the migrator through the in-process client: transactions commit, a failure rolls back", async () => {
+    const embedded = await startEmbeddedPostgres({ dataDir: initialisedDataDir("migrate") });
+    try {
+      const { sql } = embedded;
+      const good: Migration = { version: "1.0.0", name: "a", up: ({ sql }) => sql`create table a (id int)` };
+      const bad: Migration = {
+        version: "1.1.0",
+        name: "b",
+        up: async ({ sql }) => {
+          await sql`create table b (id int)`;
+          await sql`select 1 / 0`;
+        },
+      };
+      await createMigrator({ sql, migrations: [good] }).migrate();
+      await expect(createMigrator({ sql, migrations: [good, bad] }).migrate()).rejects.toBeInstanceOf(
+        MigrationFailedError,
+      );
+      const tables = await sql`select relname from pg_class where relname in ('a', 'b') order by 1`;
+      expect(tables.map((r) => r.relname)).toEqual(["a"]);
+      // The failed run left no transaction open on PGlite's single session.
+      await sql`create table c (id int)`;
+      await sql.reserve().then(async (reserved) => {
+        await reserved`insert into c values (1)`;
+        reserved.release();
+      });
+      expect(await sql`select count(*)::int as n from c`).toEqual([{ n: 1 }]);
+    } finally {
+      await embedded.stop();
     }
   });
 

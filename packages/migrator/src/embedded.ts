@@ -1,8 +1,8 @@
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import postgres from "postgres";
+import { InProcessWire } from "./in-process-wire.js";
 
 /** Another live process (or this one) already has the data directory open. */
 export class DataDirLockedError extends Error {
@@ -21,62 +21,55 @@ export class DataDirLockedError extends Error {
 export interface EmbeddedPostgresOptions {
   /** Directory PGlite persists to; created if missing. One process at a time. */
   readonly dataDir: string;
-  /**
-   * How many clients the socket server admits at once (default 1: the returned `sql`). Raise it to let
-   * another client (psql, a child process) use `url` alongside; all clients share PGlite's one session.
-   */
-  readonly maxConnections?: number;
 }
 
 export interface EmbeddedPostgres {
-  /** postgres.js with a pool of one connection, like every client of this single-session database should. */
+  /**
+   * postgres.js connected to PGlite inside this process (no socket), with a pool of one connection: PGlite
+   * has a single session, and two connections would share it.
+   */
   readonly sql: postgres.Sql;
-  /** `postgres://` address of the socket server on a free loopback port (see `maxConnections`). */
-  readonly url: string;
-  /** Closes the client, the socket server and PGlite, and releases the data directory. Idempotent. */
+  /** Closes the client and PGlite, and releases the data directory. Idempotent. */
   stop(): Promise<void>;
 }
 
 const LOCK_FILE = "agent-platform-embedded.lock";
 
 /**
- * PGlite persisted to `dataDir`, served over the PostgreSQL wire protocol on 127.0.0.1, with a postgres.js
- * client. PGlite has a single backend session: it must never be opened by two processes, hence the lock
- * file, and its clients share that session (advisory locks do not exclude one another).
+ * PGlite persisted to `dataDir`, with a postgres.js client that reaches it inside this process. There is
+ * deliberately no socket: PGlite has no authentication, so anything listening (even on loopback) would let
+ * every local process in as superuser and let it take the single session away from the application.
+ * PGlite must never be opened by two processes, hence the lock file.
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const releaseDir = lockDataDir(join(dataDir, LOCK_FILE), dataDir);
-  let db: PGlite | undefined;
-  let server: PGLiteSocketServer | undefined;
+  let db: PGlite;
   try {
     db = await PGlite.create(dataDir);
-    server = new PGLiteSocketServer({
-      db,
-      host: "127.0.0.1",
-      port: 0,
-      maxConnections: options.maxConnections ?? 1,
-    });
-    await server.start();
   } catch (error) {
-    await server?.stop().catch(() => {});
-    await db?.close().catch(() => {});
     releaseDir();
     throw error;
   }
-  const url = `postgres://postgres@${server.getServerConn()}/postgres`;
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  const started = { db, server };
+  // `socket` is a documented postgres.js option that its type declarations lack.
+  const clientOptions: NonNullable<Parameters<typeof postgres>[1]> & { socket: () => InProcessWire } = {
+    max: 1,
+    socket: () => new InProcessWire(db),
+    // The role and database PGlite's initdb creates (postgres.js would default to the OS user's name).
+    user: "postgres",
+    database: "postgres",
+    onnotice: () => {},
+  };
+  const sql = postgres(clientOptions);
   let stopping: Promise<void> | undefined;
   return {
     sql,
-    url,
     stop() {
       stopping ??= (async () => {
         // Each step runs even if an earlier one failed; the first failure is reported.
-        const results = await Promise.allSettled([sql.end({ timeout: 5 }), started.server.stop()]);
-        results.push(...(await Promise.allSettled([started.db.close()])));
+        const results = await Promise.allSettled([sql.end({ timeout: 5 })]);
+        results.push(...(await Promise.allSettled([db.close()])));
         releaseDir();
         const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
         if (failed) throw failed.reason;

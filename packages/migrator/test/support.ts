@@ -2,9 +2,10 @@ import { randomBytes } from "node:crypto";
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import postgres from "postgres";
 import { afterAll, afterEach, beforeAll, inject } from "vitest";
-import { type EmbeddedPostgres, startEmbeddedPostgres } from "../src/embedded.js";
 import type { Migration } from "../src/types.js";
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
@@ -34,23 +35,29 @@ export function backends(): { kind: Backend["kind"]; current: () => Backend }[] 
 /** Registers the hooks that start and stop one backend for the enclosing describe block. */
 export function useBackend(kind: Backend["kind"]): () => Backend {
   let backend: Backend | undefined;
-  let embedded: EmbeddedPostgres | undefined;
+  let pglite: { db: PGlite; server: PGLiteSocketServer } | undefined;
   let dataDir: string | undefined;
   beforeAll(async () => {
     if (kind === "pglite") {
       dataDir = mkdtempSync(join(tmpdir(), "migrator-test-"));
       cpSync(inject("pgliteTemplate"), dataDir, { recursive: true });
-      // Two clients: the file's own `sql` plus one child process at a time.
-      embedded = await startEmbeddedPostgres({ dataDir, maxConnections: 2 });
-      backend = { kind, sql: embedded.sql, url: embedded.url };
+      // Served on loopback (unlike startEmbeddedPostgres, which has no socket) so that child processes
+      // (the CLI, a migration killed mid-run) can reach it: two clients, the file's `sql` and one child.
+      const db = await PGlite.create(dataDir);
+      const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 2 });
+      await server.start();
+      pglite = { db, server };
+      const url = `postgres://postgres@${server.getServerConn()}/postgres`;
+      backend = { kind, sql: postgres(url, { max: 1, onnotice: () => {} }), url };
     } else {
       const url = TEST_DATABASE_URL as string;
       backend = { kind, sql: postgres(url, { max: 4, onnotice: () => {} }), url };
     }
   });
   afterAll(async () => {
-    if (embedded) await embedded.stop();
-    else await backend?.sql.end({ timeout: 5 });
+    await backend?.sql.end({ timeout: 5 });
+    await pglite?.server.stop();
+    await pglite?.db.close();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
   return () => {

@@ -6,6 +6,7 @@ import {
   createJwtAuth,
   type JwtAuth,
   type JwtRbacOptions,
+  requestOrigin,
 } from "../index.js";
 
 export type { AuthState, JwtRbacOptions } from "../index.js";
@@ -29,7 +30,8 @@ export type ExpressJwtRbacMiddleware<C extends object = JWTPayload> = RequestHan
 };
 
 /**
- * Express 4 and 5 middleware: sets `req.auth`. Paths are relative to where it is mounted. Route
+ * Express 4 and 5 middleware: sets `req.auth`. Paths are relative to where it is mounted
+ * (`req.baseUrl`), as the routes of a router mounted there are; the whole path is checked. Route
  * literals match case-insensitively by default, as Express routers do (`caseSensitiveRoutes: true`
  * for apps and routers created with case-sensitive routing), so `/AGENTS` cannot slip past `/agents`.
  */
@@ -54,7 +56,17 @@ export function jwtRbac<C extends object = JWTPayload>(
   const middleware = (req: Request, res: Response, next: NextFunction): void => {
     let result: AuthResult<C> | Promise<AuthResult<C>>;
     try {
-      result = auth.authenticateNow({ method: req.method, path: req.path, headers: req.headers });
+      // Express routes on the raw path; the mount prefix is part of what must be a valid path.
+      result = auth.authenticateNow({
+        method: req.method,
+        path: req.baseUrl === "" ? req.path : req.baseUrl + req.path,
+        basePath: req.baseUrl,
+        headers: req.headers,
+        // `req.protocol` follows the app's "trust proxy" setting (X-Forwarded-Proto); the host is the Host header.
+        get origin() {
+          return requestOrigin(req.protocol, req.get("host"));
+        },
+      });
     } catch (error) {
       next(error);
       return;

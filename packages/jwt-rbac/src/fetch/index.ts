@@ -2,10 +2,22 @@ import type { JWTPayload } from "jose";
 import {
   type AuthError,
   type AuthState,
+  canonicalPath,
   createJwtAuth,
+  isAuthError,
   type JwtAuth,
+  JwtRbacConfigError,
   type JwtRbacOptions,
+  originOfUrl,
 } from "../index.js";
+
+export interface FetchJwtRbacOptions extends JwtRbacOptions {
+  /**
+   * Where the wrapped handler is mounted (`/api`): mappings and exclusions are matched on the path
+   * below it, and a request outside it is refused. Default: the whole path.
+   */
+  basePath?: string;
+}
 
 export type { AuthState, JwtRbacOptions } from "../index.js";
 
@@ -14,16 +26,32 @@ export function errorResponse(error: AuthError): Response {
   return new Response(error.body, { status: error.status, headers: error.headers });
 }
 
-/** The state of a request, or the error `Response` to return as is. */
+/** A `basePath` option, checked once: it must itself be a valid path. */
+function checkedBasePath(basePath: string | undefined): string | undefined {
+  if (basePath === undefined) return undefined;
+  const canonical = canonicalPath(basePath);
+  if (isAuthError(canonical)) throw new JwtRbacConfigError(`basePath "${basePath}": ${canonical.detail}`);
+  return canonical.path;
+}
+
+/**
+ * The state of a request, or the error `Response` to return as is. The path is the request URL's
+ * pathname as received (still percent-encoded), below `basePath` when given.
+ */
 export async function authenticateRequest<C extends object = JWTPayload>(
   request: Request,
   auth: JwtAuth<C>,
+  basePath?: string,
 ): Promise<AuthState<C> | Response> {
   const url = new URL(request.url);
   const result = await auth.authenticate({
     method: request.method,
     path: url.pathname,
+    basePath,
     headers: request.headers,
+    get origin() {
+      return originOfUrl(request.url);
+    },
   });
   return result.ok ? result.state : errorResponse(result.error);
 }
@@ -40,11 +68,18 @@ export type FetchJwtRbacHandler<C extends object, A extends unknown[]> = (
  */
 export function withJwtRbac<C extends object = JWTPayload, A extends unknown[] = []>(
   handler: FetchJwtRbacHandler<C, A>,
-  options: JwtRbacOptions | JwtAuth<C> = {},
+  options: FetchJwtRbacOptions | JwtAuth<C> = {},
 ): ((request: Request, ...rest: A) => Promise<Response>) & { readonly auth: JwtAuth<C> } {
-  const auth = "authenticate" in options ? options : createJwtAuth<C>(options);
+  let auth: JwtAuth<C>;
+  let basePath: string | undefined;
+  if ("authenticate" in options) auth = options;
+  else {
+    const { basePath: base, ...coreOptions } = options;
+    basePath = checkedBasePath(base);
+    auth = createJwtAuth<C>(coreOptions);
+  }
   const wrapped = async (request: Request, ...rest: A): Promise<Response> => {
-    const state = await authenticateRequest(request, auth);
+    const state = await authenticateRequest(request, auth, basePath);
     return state instanceof Response ? state : handler(request, state, ...rest);
   };
   return Object.assign(wrapped, { auth });

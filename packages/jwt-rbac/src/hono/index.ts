@@ -1,4 +1,5 @@
 import type { Context, MiddlewareHandler, Next } from "hono";
+import { basePath } from "hono/route";
 import type { JWTPayload } from "jose";
 import {
   type AuthResult,
@@ -6,6 +7,7 @@ import {
   createJwtAuth,
   type JwtAuth,
   type JwtRbacOptions,
+  originOfUrl,
 } from "../index.js";
 import { nodeRequestHeaders } from "./node-headers.js";
 
@@ -36,7 +38,12 @@ function proceed<C extends object>(
   return next() as Promise<undefined>;
 }
 
-/** Hono middleware: verifies the token, checks scopes, and sets `c.get("auth")`; errors answer as JSON. */
+/**
+ * Hono middleware: verifies the token, checks scopes, and sets `c.get("auth")`; errors answer as JSON.
+ * It decides on the path Hono routes on (`c.req.path`, already through decodeURI), relative to the
+ * app it is registered in: under `app.route("/api", sub)` or `basePath("/v1")`, `/api/agents` is
+ * matched as `/agents`, as the sub-app's own routes are.
+ */
 export function jwtRbac<C extends object = JWTPayload>(options: JwtRbacOptions = {}): JwtRbacMiddleware<C> {
   const auth = createJwtAuth<C>(options);
   // Not `async`: a cached token is answered without a promise hop, and only a real promise is awaited.
@@ -44,7 +51,12 @@ export function jwtRbac<C extends object = JWTPayload>(options: JwtRbacOptions =
     const result = auth.authenticateNow({
       method: c.req.method,
       path: c.req.path,
+      basePath: basePath(c),
       headers: nodeRequestHeaders(c.env) ?? c.req.raw.headers,
+      // The URL Hono sees: on Node, built from the Host header and the connection's scheme.
+      get origin() {
+        return originOfUrl(c.req.url);
+      },
     });
     if (result instanceof Promise) return result.then((settled) => proceed(c, next, settled));
     return proceed(c, next, result);

@@ -1,5 +1,6 @@
-import { type AuthError, insufficientScopeError } from "../errors.js";
+import { type AuthError, insufficientScopeError, unmappedRouteError } from "../errors.js";
 import { NO_IDS } from "../state.js";
+import { type CanonicalPath, segmentValue } from "./canonical-path.js";
 import { LISTING_RESOURCES } from "./defaults.js";
 import { type RouteMatch, type RouteTable, routeTable } from "./routes.js";
 import { accessibleIds, grants, type ScopeSet } from "./scopes.js";
@@ -28,14 +29,21 @@ function ruleFor(pattern: string, required: readonly string[]): RouteRule {
   return { required, listing: isListing ? required[0] : undefined };
 }
 
-/** The resource id a scope check addresses: the segment after the resource's own name, else the first captured. */
+/**
+ * The resource id a scope check addresses: the segment after the resource's own name, else the first
+ * captured; decoded, as the router hands it to the handler (`/agents/a%2D1` addresses `a-1`).
+ */
 function resourceIdFor(match: RouteMatch<RouteRule>, scope: string): string | undefined {
   const resource = scope.slice(0, scope.indexOf(":"));
   const { wildcardAfter } = match.route;
+  let segment = match.params[0];
   for (let i = 0; i < wildcardAfter.length; i++) {
-    if (wildcardAfter[i] === resource) return match.params[i];
+    if (wildcardAfter[i] === resource) {
+      segment = match.params[i];
+      break;
+    }
   }
-  return match.params[0];
+  return segment === undefined ? undefined : segmentValue(segment);
 }
 
 /** Route -> required scopes, compiled once; answers with the listing ids or a 403. */
@@ -52,9 +60,10 @@ export class Authorizer {
   }
 
   /** The accessible resource ids (empty outside listing routes), or the refusal. */
-  authorize(method: string, path: string, held: ScopeSet): ReadonlySet<string> | AuthError {
-    const match = this.#routes.match(method, path);
-    if (match === undefined) return this.#deny && !held.admin ? insufficientScopeError([]) : NO_IDS;
+  authorize(method: string, path: CanonicalPath, held: ScopeSet): ReadonlySet<string> | AuthError {
+    const match = this.#routes.match(method, path.segments);
+    if (match === undefined)
+      return this.#deny && !held.admin ? unmappedRouteError(method, path.path) : NO_IDS;
     const { required, listing } = match.route.value;
     if (listing !== undefined) return accessibleIds(held, listing) ?? insufficientScopeError(required);
     for (const scope of required) {

@@ -1,10 +1,12 @@
-import { JwtRbacConfigError } from "../errors.js";
+import { isAuthError, JwtRbacConfigError } from "../errors.js";
 import { getOrCreate } from "../get-or-create.js";
+import { canonicalPath, canonicalSegment } from "./canonical-path.js";
 
 /**
  * Route patterns: `*` or `{name}` match exactly one non-empty segment, a trailing `/**` matches the
- * rest (zero or more segments), everything else is a case-sensitive literal. Patterns become a
- * segment trie once; nothing a request carries ever becomes a regular expression.
+ * rest (zero or more segments), everything else is a case-sensitive literal, in canonical form (see
+ * canonical-path.ts), as request paths are. Patterns become a segment trie once; nothing a request
+ * carries ever becomes a regular expression.
  */
 export interface CompiledRoute<T> {
   /** The pattern as given (`"GET /agents/*"` or `"/health"`). */
@@ -22,7 +24,7 @@ export interface CompiledRoute<T> {
 
 export interface RouteMatch<T> {
   readonly route: CompiledRoute<T>;
-  /** Segments captured by the single-segment wildcards, in order. */
+  /** Canonical segments captured by the single-segment wildcards, in order (see `segmentValue`). */
   readonly params: readonly string[];
 }
 
@@ -37,22 +39,6 @@ const ANY_METHOD = "";
 
 function newNode<T>(): TrieNode<T> {
   return { literals: new Map(), wildcard: undefined, exact: undefined, rest: undefined };
-}
-
-/** Removes query and fragment, and trailing slashes except for `/`. */
-export function normalisePath(path: string): string {
-  let end = path.length;
-  const query = path.indexOf("?");
-  if (query >= 0) end = query;
-  const hash = path.indexOf("#");
-  if (hash >= 0 && hash < end) end = hash;
-  while (end > 1 && path.charCodeAt(end - 1) === 47 /* / */) end--;
-  const normalised = end === path.length ? path : path.slice(0, end);
-  return normalised === "" ? "/" : normalised;
-}
-
-function pathSegments(path: string): string[] {
-  return path === "/" ? [] : path.slice(1).split("/");
 }
 
 function isWildcardSegment(segment: string): boolean {
@@ -70,7 +56,8 @@ export function compileRoute<T>(pattern: string, value: T, withMethod: boolean):
     path = path.slice(space + 1).trim();
   }
   if (!path.startsWith("/")) throw new JwtRbacConfigError(`route "${pattern}": the path must start with "/"`);
-  const segments = pathSegments(normalisePath(path));
+  // A trailing slash is not a segment, as in request paths.
+  const segments = path === "/" ? [] : path.slice(1, path.endsWith("/") ? -1 : undefined).split("/");
   const globstar = segments[segments.length - 1] === "**";
   if (globstar) segments.pop();
   const wildcardAfter: (string | undefined)[] = [];
@@ -79,11 +66,17 @@ export function compileRoute<T>(pattern: string, value: T, withMethod: boolean):
     if (isWildcardSegment(segment)) {
       const before = segments[index - 1];
       wildcardAfter.push(before === undefined || isWildcardSegment(before) ? undefined : before);
-    } else if (segment.includes("*") || segment.includes("{") || segment.includes("}")) {
-      throw new JwtRbacConfigError(`route "${pattern}": "${segment}" mixes a wildcard with text`);
-    } else if (segment === "") {
-      throw new JwtRbacConfigError(`route "${pattern}" has an empty segment`);
+      return;
     }
+    if (segment.includes("*") || segment.includes("{") || segment.includes("}")) {
+      throw new JwtRbacConfigError(`route "${pattern}": "${segment}" mixes a wildcard with text`);
+    }
+    // Literals are compared with canonical request segments, so they are written the same way; one a
+    // request could never have (an empty or dot segment, an encoded "/") is a configuration error.
+    const canonical = canonicalSegment(segment);
+    if (typeof canonical !== "string")
+      throw new JwtRbacConfigError(`route "${pattern}": ${canonical.problem} "${segment}"`);
+    segments[index] = canonical;
   });
   return {
     pattern,
@@ -136,9 +129,11 @@ export class RouteTable<T> {
     else node.exact = route;
   }
 
-  /** The most specific route for a request; `HEAD` falls back to `GET` routes, as routers serve it. */
-  match(method: string, path: string): RouteMatch<T> | undefined {
-    const segments = pathSegments(normalisePath(path));
+  /**
+   * The most specific route for the segments of a canonical path; `HEAD` falls back to `GET` routes,
+   * as routers serve it.
+   */
+  match(method: string, segments: readonly string[]): RouteMatch<T> | undefined {
     const keys = this.#caseSensitive ? segments : segments.map((segment) => segment.toLowerCase());
     const upper = method.toUpperCase();
     let best = this.#matchIn(this.#roots.get(upper), segments, keys);
@@ -200,13 +195,15 @@ export function routeTable<T>(
 }
 
 /**
- * One-off lookup: the most specific `"<METHOD> <path>"` mapping for a request. Compiles on every call;
- * `createJwtAuth` compiles once at construction.
+ * One-off lookup: the most specific `"<METHOD> <path>"` mapping for a request path, undefined when
+ * none matches or the path is refused (see `canonicalPath`). Compiles on every call; `createJwtAuth`
+ * compiles once at construction.
  */
 export function matchRoute<T>(
   mappings: Readonly<Record<string, T>>,
   method: string,
   path: string,
 ): RouteMatch<T> | undefined {
-  return routeTable(mappings).match(method, path);
+  const canonical = canonicalPath(path);
+  return isAuthError(canonical) ? undefined : routeTable(mappings).match(method, canonical.segments);
 }

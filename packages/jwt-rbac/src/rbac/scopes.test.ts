@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { canonical } from "../../test/fixtures/canonical.js";
 import { Authorizer } from "./authorize.js";
 import { DEFAULT_SCOPE_MAPPINGS } from "./defaults.js";
 import { hasRequiredScopes, parseScope, scopeSet } from "./scopes.js";
@@ -71,7 +72,7 @@ describe("Authorizer on the default table", () => {
     caseSensitiveRoutes: true,
   });
   const check = (method: string, path: string, scopes: string[]) => {
-    const result = authorizer.authorize(method, path, scopeSet(scopes));
+    const result = authorizer.authorize(method, canonical(path), scopeSet(scopes));
     return result instanceof Set ? [...result].sort() : (result as { detail: string }).detail;
   };
 
@@ -108,10 +109,11 @@ describe("Authorizer on the default table", () => {
       unmappedRoutes: "deny",
       caseSensitiveRoutes: true,
     });
-    expect(deny.authorize("GET", "/unmapped", scopeSet([]))).toMatchObject({
+    expect(deny.authorize("GET", canonical("/unmapped"), scopeSet([]))).toMatchObject({
       status: 403,
       reason: "route_not_mapped",
+      detail: "Insufficient permissions. No scope mapping for GET /unmapped: add one to scopeMappings",
     });
-    expect(deny.authorize("GET", "/unmapped", scopeSet(["platform:admin"]))).toBeInstanceOf(Set);
+    expect(deny.authorize("GET", canonical("/unmapped"), scopeSet(["platform:admin"]))).toBeInstanceOf(Set);
   });
 });

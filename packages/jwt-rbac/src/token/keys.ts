@@ -1,9 +1,12 @@
-import { createRemoteJWKSet, importJWK, importSPKI, importX509, type JWK, type RemoteJWKSet } from "jose";
+import { exportJWK, importJWK, importSPKI, importX509, type JWK, type RemoteJWKSet } from "jose";
 import { JwtRbacConfigError } from "../errors.js";
 import { getOrCreate } from "../get-or-create.js";
 import type { JwtAlgorithm, JwtRbacLogger } from "../options.js";
 import { hashBits, isHmac, keyFamily } from "./algorithms.js";
+import { keyWeakness } from "./key-strength.js";
+import { createRemoteKeySet } from "./remote-jwks.js";
 import type { ImportedKey, SignatureVerifier } from "./signature-types.js";
+import { jwksKeyLabel, WeakKeyFilter } from "./weak-keys.js";
 
 /** What a configured key string looks like, decided without importing it. */
 export type KeyShape = "pem-public" | "pem-certificate" | "pem-other" | "jwk" | "secret";
@@ -113,10 +116,17 @@ function jwkFitsAlgorithm(jwk: JWK, alg: JwtAlgorithm): boolean {
   return true;
 }
 
+/** A configured key that is too weak to trust is a configuration error, named with its label. */
+function refuseWeakKey(jwk: JWK, label: string): void {
+  const weakness = keyWeakness(jwk);
+  if (weakness !== undefined) throw new JwtRbacConfigError(`${label} is refused: ${weakness}`);
+}
+
 async function importJwkFor(jwk: JWK, alg: JwtAlgorithm, label: string): Promise<CryptoKey> {
   if (jwk.kty !== "oct" && PRIVATE_JWK_MEMBERS.some((member) => member in jwk)) {
     throw new JwtRbacConfigError(`${label} is a private JWK; pass only the public key`);
   }
+  refuseWeakKey(jwk, label);
   const imported = await importJWK(jwk, alg);
   return imported instanceof Uint8Array ? hmacKey(imported, alg) : imported;
 }
@@ -147,12 +157,18 @@ async function importStringKey(
     const jwk = parseJwkString(key, label);
     return jwkFitsAlgorithm(jwk, alg) ? importJwkFor(jwk, alg, label) : undefined;
   }
+  let cryptoKey: CryptoKey;
   try {
-    return shape === "pem-certificate" ? await importX509(key, alg) : await importSPKI(key, alg);
+    // Extractable (it is a public key) so that it can be judged as a JWK by the one key-strength rule.
+    const options = { extractable: true };
+    cryptoKey =
+      shape === "pem-certificate" ? await importX509(key, alg, options) : await importSPKI(key, alg, options);
   } catch {
     // A PEM of another key type (say, an EC key with RS256): not for this algorithm.
     return undefined;
   }
+  refuseWeakKey(await exportJWK(cryptoKey), label);
+  return cryptoKey;
 }
 
 function parseJwkString(key: string, label: string): JWK {
@@ -200,12 +216,18 @@ export async function loadKeyRing(
 
   const byKid = new Map<JwtAlgorithm, Map<string, PreparedKey[]>>();
   const jwksAll = new Map<JwtAlgorithm, PreparedKey[]>();
+  const weakKeys = new WeakKeyFilter(logger);
   for (const [index, jwk] of sources.jwks.entries()) {
-    const label = `JWKS key #${index + 1}${jwk.kid === undefined ? "" : ` (kid "${jwk.kid}")`}`;
+    const label = jwksKeyLabel(jwk, index);
     const kid = typeof jwk.kid === "string" ? jwk.kid : undefined;
-    let usable = 0;
-    for (const alg of sources.algorithms) {
-      if (!jwkFitsAlgorithm(jwk, alg)) continue;
+    const algorithms = sources.algorithms.filter((alg) => jwkFitsAlgorithm(jwk, alg));
+    if (algorithms.length === 0) {
+      logger.debug(`jwt-rbac: ${label} fits none of ${sources.algorithms.join(", ")}; skipped`);
+      continue;
+    }
+    // One bad key of a JWKS (an issuer's old 1024-bit key, say) must not take down the others.
+    if (weakKeys.skip(jwk, label, "JWKS")) continue;
+    for (const alg of algorithms) {
       let cryptoKey: CryptoKey;
       try {
         cryptoKey = await importJwkFor(jwk, alg, label);
@@ -222,18 +244,12 @@ export async function loadKeyRing(
           prepared,
         );
       }
-      usable++;
     }
-    if (usable === 0)
-      logger.debug(`jwt-rbac: ${label} fits none of ${sources.algorithms.join(", ")}; skipped`);
   }
   if (sources.jwks.length > 0 && jwksAll.size === 0) {
     throw new JwtRbacConfigError(`no JWKS key can be used with ${sources.algorithms.join(", ")}`);
   }
 
-  const remote =
-    sources.jwksUrl === undefined
-      ? undefined
-      : createRemoteJWKSet(sources.jwksUrl, { cooldownDuration: 30_000, cacheMaxAge: 600_000 });
+  const remote = sources.jwksUrl === undefined ? undefined : createRemoteKeySet(sources.jwksUrl, weakKeys);
   return { ordered, byKid, jwksAll, remote };
 }

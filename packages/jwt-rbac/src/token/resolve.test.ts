@@ -1,12 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { TokenSource } from "../options.js";
-import { readCookie, readHeader, resolveToken } from "./resolve.js";
+import { readHeader } from "./headers.js";
+import { readCookie, resolveToken } from "./resolve.js";
 
 const config = (tokenSource: TokenSource) => ({
   tokenSource,
   tokenHeaderKey: "authorization",
   tokenHeaderName: "Authorization",
   cookieName: "access_token",
+  allowedOrigins: undefined,
 });
 
 describe("token resolution", () => {
@@ -25,32 +27,42 @@ describe("token resolution", () => {
 
   it("takes the header first with BOTH, the cookie as fallback", () => {
     expect(
-      resolveToken(
-        config(TokenSource.BOTH),
-        { authorization: "Bearer h", cookie: "access_token=c" },
-        undefined,
-      ),
+      resolveToken(config(TokenSource.BOTH), "GET", {
+        headers: { authorization: "Bearer h", cookie: "access_token=c" },
+      }),
     ).toBe("h");
-    expect(resolveToken(config(TokenSource.BOTH), { cookie: "access_token=c" }, undefined)).toBe("c");
-    expect(resolveToken(config(TokenSource.BOTH), {}, { access_token: "parsed" })).toBe("parsed");
+    expect(resolveToken(config(TokenSource.BOTH), "GET", { headers: { cookie: "access_token=c" } })).toBe(
+      "c",
+    );
+    expect(
+      resolveToken(config(TokenSource.BOTH), "GET", { headers: {}, cookies: { access_token: "parsed" } }),
+    ).toBe("parsed");
   });
 
   it("ignores the cookie with HEADER and the header with COOKIE", () => {
-    expect(resolveToken(config(TokenSource.HEADER), { cookie: "access_token=c" }, undefined)).toMatchObject({
+    expect(
+      resolveToken(config(TokenSource.HEADER), "GET", { headers: { cookie: "access_token=c" } }),
+    ).toMatchObject({
       reason: "token_missing",
     });
-    expect(resolveToken(config(TokenSource.COOKIE), { authorization: "Bearer h" }, undefined)).toMatchObject({
+    expect(
+      resolveToken(config(TokenSource.COOKIE), "GET", { headers: { authorization: "Bearer h" } }),
+    ).toMatchObject({
       reason: "token_missing",
     });
   });
 
   it.each(["Basic abc", "Bearer", "Bearerabc", "Token abc", ""])("refuses the header %j", (value) => {
-    expect(resolveToken(config(TokenSource.HEADER), { authorization: value }, undefined)).toMatchObject({
+    expect(
+      resolveToken(config(TokenSource.HEADER), "GET", { headers: { authorization: value } }),
+    ).toMatchObject({
       status: 401,
     });
   });
 
   it("accepts the scheme in any case", () => {
-    expect(resolveToken(config(TokenSource.HEADER), { authorization: "bearer  t " }, undefined)).toBe("t");
+    expect(
+      resolveToken(config(TokenSource.HEADER), "GET", { headers: { authorization: "bearer  t " } }),
+    ).toBe("t");
   });
 });

@@ -1,35 +1,15 @@
 import { type AuthError, invalidTokenError, missingTokenError } from "../errors.js";
 import { TokenSource } from "../options.js";
+import { type CsrfConfig, type CsrfRequest, crossSiteRefusal } from "./csrf.js";
+import { readHeader } from "./headers.js";
 
-/** Request headers as a Fetch `Headers` (or anything with `get`) or a plain record (Node's `req.headers`). */
-export type HeadersInput =
-  | { get(name: string): string | null }
-  | Readonly<Record<string, string | readonly string[] | undefined>>;
-
-export interface TokenSourceConfig {
+export interface TokenSourceConfig extends CsrfConfig {
   readonly tokenSource: TokenSource;
   /** Lower-cased. */
   readonly tokenHeaderKey: string;
   /** As configured, for messages. */
   readonly tokenHeaderName: string;
   readonly cookieName: string;
-}
-
-/** Case-insensitive header lookup; repeated headers are joined the way Fetch joins them. */
-export function readHeader(headers: HeadersInput, lowerName: string): string | undefined {
-  if (typeof headers.get === "function")
-    return (headers as { get(name: string): string | null }).get(lowerName) ?? undefined;
-  const record = headers as Readonly<Record<string, string | readonly string[] | undefined>>;
-  let value = record[lowerName];
-  if (value === undefined) {
-    for (const name in record) {
-      if (name.toLowerCase() === lowerName) {
-        value = record[name];
-        break;
-      }
-    }
-  }
-  return typeof value === "string" || value === undefined ? value : value.join(", ");
 }
 
 /** The value of one cookie from a raw `Cookie` header (RFC 6265 syntax; first occurrence wins). */
@@ -58,13 +38,22 @@ function fromHeader(value: string): string | AuthError {
   return token === "" ? invalidTokenError("malformed", "Invalid token: malformed JWT") : token;
 }
 
-/** The raw token of a request, or why there is none. Never looks inside the token. */
+export interface TokenRequest extends CsrfRequest {
+  /** Parsed cookies, if the framework has them; otherwise the `Cookie` header is read. */
+  readonly cookies?: Readonly<Record<string, string | undefined>> | undefined;
+}
+
+/**
+ * The raw token of a request, or why there is none. Never looks inside the token. A token from a
+ * cookie counts only for a request that is not a cross-site forgery (see csrf.ts).
+ */
 export function resolveToken(
   config: TokenSourceConfig,
-  headers: HeadersInput,
-  cookies: Readonly<Record<string, string | undefined>> | undefined,
+  method: string,
+  request: TokenRequest,
 ): string | AuthError {
   const { tokenSource, cookieName } = config;
+  const { headers, cookies } = request;
   if (tokenSource !== TokenSource.COOKIE) {
     const header = readHeader(headers, config.tokenHeaderKey);
     if (header !== undefined) return fromHeader(header);
@@ -75,7 +64,7 @@ export function resolveToken(
       const cookieHeader = readHeader(headers, "cookie");
       if (cookieHeader !== undefined) cookie = readCookie(cookieHeader, cookieName);
     }
-    if (cookie !== undefined && cookie !== "") return cookie;
+    if (cookie !== undefined && cookie !== "") return crossSiteRefusal(config, method, request) ?? cookie;
   }
   switch (tokenSource) {
     case TokenSource.COOKIE:

@@ -1,0 +1,202 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { JWK } from "jose";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createJwtAuthOn } from "../src/auth.js";
+import { JwtRbacConfigError } from "../src/errors.js";
+import type { JwtRbacOptions } from "../src/index.js";
+import { platform as nodePlatform } from "../src/node/platform.js";
+import { platform as webPlatform } from "../src/platform.js";
+import type { Platform } from "../src/token/signature-types.js";
+import { craft, rsaSigner } from "./fixtures/hostile-tokens.js";
+import { NOW_S, selfSignedCertificate, sign, type TestKeys, testKeys } from "./fixtures/keys.js";
+import { type RsaFixture, rocaKeyPair, rsaKeyPair, withExponent } from "./fixtures/weak-keys.js";
+
+// Weak keys are refused (configured keys) or skipped (JWKS keys) identically by both builds.
+const PLATFORMS: readonly [string, Platform][] = [
+  ["webcrypto (jose)", webPlatform],
+  ["node:crypto", nodePlatform],
+];
+
+let keys: TestKeys;
+let rsa1024: RsaFixture;
+let roca: RsaFixture;
+let certificate1024: string;
+let jwksServer: Server;
+let jwksUrl: string;
+let servedJwks: unknown;
+
+beforeAll(async () => {
+  [keys, rsa1024, roca] = await Promise.all([testKeys(), rsaKeyPair(1024), rocaKeyPair()]);
+  certificate1024 = (await selfSignedCertificate(rsa1024)).pem;
+  jwksServer = createServer((_req, res) => {
+    res.setHeader("content-type", "application/json");
+    res.end(JSON.stringify(servedJwks));
+  });
+  await new Promise<void>((done) => jwksServer.listen(0, "127.0.0.1", done));
+  jwksUrl = `http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}/jwks.json`;
+});
+afterAll(async () => {
+  await new Promise((done) => jwksServer.close(done));
+});
+
+/** A logger that keeps what it is told, to check what reaches the logs (and what must not). */
+function recordingLogger() {
+  const warnings: string[] = [];
+  return { warnings, logger: { warn: (message: string) => warnings.push(message), debug() {} } };
+}
+
+async function refusal(platform: Platform, options: JwtRbacOptions): Promise<unknown> {
+  return createJwtAuthOn(platform, { cache: false, ...options }).ready.then(
+    () => "accepted",
+    (error: unknown) => error,
+  );
+}
+
+async function outcome(platform: Platform, options: JwtRbacOptions, token: string) {
+  const auth = createJwtAuthOn(platform, { cache: false, ...options });
+  await auth.ready;
+  const result = await auth.authenticate({
+    method: "GET",
+    path: "/x",
+    headers: { authorization: `Bearer ${token}` },
+  });
+  return result.ok ? { ok: true, userId: result.state.userId } : { ok: false, reason: result.error.reason };
+}
+
+/** An RS256 token signed with any RSA key (jose itself will not sign with a 1024-bit one). */
+function rs256(key: RsaFixture, sub: string, kid?: string): string {
+  const header = kid === undefined ? { alg: "RS256" } : { alg: "RS256", kid };
+  return craft(header, JSON.stringify({ sub, exp: NOW_S() + 300 }), rsaSigner(key.privateKey));
+}
+
+describe.each(PLATFORMS)("%s", (_name, platform) => {
+  describe("a configured weak key is a configuration error naming the key", () => {
+    const cases: [string, () => string, RegExp][] = [
+      ["1024-bit PEM SPKI", () => rsa1024.publicPem, /RSA modulus has 1024 bits, fewer than 2048/],
+      ["1024-bit X.509 certificate", () => certificate1024, /RSA modulus has 1024 bits, fewer than 2048/],
+      ["1024-bit JWK", () => JSON.stringify(rsa1024.publicJwk), /RSA modulus has 1024 bits/],
+      ["JWK with e = 1", () => JSON.stringify(withExponent(keys.rs256.publicJwk, 1n)), /exponent is below 3/],
+      [
+        "JWK with e = 65536",
+        () => JSON.stringify(withExponent(keys.rs256.publicJwk, 65536n)),
+        /exponent is even/,
+      ],
+      ["ROCA PEM SPKI", () => roca.publicPem, /ROCA fingerprint/],
+    ];
+    it.each(cases)("%s", async (_label, key, reason) => {
+      const error = await refusal(platform, {
+        algorithms: ["RS256", "PS256"],
+        verificationKeys: [keys.rs256.publicPem, key()],
+      });
+      expect(error).toBeInstanceOf(JwtRbacConfigError);
+      expect((error as JwtRbacConfigError).code).toBe("JWT_RBAC_CONFIG");
+      expect((error as Error).message).toMatch(/^verification key #2 is refused: /);
+      expect((error as Error).message).toMatch(reason);
+    });
+
+    it("accepts e = 3 and a 2048-bit certificate (the minimums are not exceeded)", async () => {
+      const options = {
+        verificationKeys: [keys.certificatePem, JSON.stringify(withExponent(keys.rs256.publicJwk, 3n))],
+      };
+      expect(await refusal(platform, options)).toBe("accepted");
+    });
+  });
+
+  describe("a weak JWKS key is skipped with one warning; the others still verify", () => {
+    const jwks = () => ({
+      keys: [
+        { ...rsa1024.publicJwk, kid: "old" },
+        { ...roca.publicJwk, kid: "roca" },
+        { ...withExponent(keys.rs256.publicJwk, 1n), kid: "e1" },
+        { ...rsa1024.publicJwk, kid: "old" },
+        { ...keys.rs256.publicJwk, kid: "good" },
+      ],
+    });
+
+    function expectWarnings(warnings: string[], source: string) {
+      expect(warnings).toEqual([
+        `jwt-rbac: ${source}: JWKS key #1 (kid "old") skipped: its RSA modulus has 1024 bits, fewer than 2048`,
+        `jwt-rbac: ${source}: JWKS key #2 (kid "roca") skipped: its RSA modulus has the ROCA fingerprint (CVE-2017-15361)`,
+        `jwt-rbac: ${source}: JWKS key #3 (kid "e1") skipped: its RSA public exponent is below 3`,
+      ]);
+      // Never key material: no modulus (nor a part of one) in any log line.
+      const modulus = rsa1024.publicJwk.n as string;
+      for (const line of warnings) expect(line).not.toContain(modulus.slice(0, 16));
+    }
+
+    it("inline JWKS", async () => {
+      const { warnings, logger } = recordingLogger();
+      const options = { jwks: jwks() as { keys: JWK[] }, logger };
+      expect(
+        await outcome(
+          platform,
+          options,
+          await sign({ sub: "g" }, "RS256", keys.rs256.privateKey, { kid: "good" }),
+        ),
+      ).toEqual({ ok: true, userId: "g" });
+      expect(await outcome(platform, options, rs256(rsa1024, "w", "old"))).toEqual({
+        ok: false,
+        reason: "unknown_kid",
+      });
+      expect(await outcome(platform, options, rs256(roca, "w", "roca"))).toEqual({
+        ok: false,
+        reason: "unknown_kid",
+      });
+      expect(await outcome(platform, options, rs256(rsa1024, "w"))).toEqual({
+        ok: false,
+        reason: "invalid_signature",
+      });
+      // Four authenticators were built above: each warned about each weak key once.
+      expect(warnings).toHaveLength(12);
+      expectWarnings(warnings.slice(0, 3), "JWKS");
+    });
+
+    // Files are read by the Node build only (the web build says so: tested in config.test.ts).
+    it.skipIf(platform !== nodePlatform)("JWKS file", async () => {
+      const dir = mkdtempSync(join(tmpdir(), "jwt-rbac-weak-"));
+      const jwksFile = join(dir, "jwks.json");
+      writeFileSync(jwksFile, JSON.stringify(jwks()));
+      const { warnings, logger } = recordingLogger();
+      const token = await sign({ sub: "g" }, "RS256", keys.rs256.privateKey, { kid: "good" });
+      expect(await outcome(platform, { jwksFile, logger }, token)).toEqual({ ok: true, userId: "g" });
+      expectWarnings(warnings, "JWKS");
+    });
+
+    it("remote JWKS: the weak keys never reach jose's key set", async () => {
+      servedJwks = jwks();
+      const { warnings, logger } = recordingLogger();
+      const auth = createJwtAuthOn(platform, { cache: false, jwksUrl, logger });
+      await auth.ready;
+      const ask = async (token: string) => {
+        const result = await auth.authenticate({
+          method: "GET",
+          path: "/x",
+          headers: { authorization: `Bearer ${token}` },
+        });
+        return result.ok
+          ? { ok: true, userId: result.state.userId }
+          : { ok: false, reason: result.error.reason };
+      };
+      expect(await ask(await sign({ sub: "g" }, "RS256", keys.rs256.privateKey, { kid: "good" }))).toEqual({
+        ok: true,
+        userId: "g",
+      });
+      expect(await ask(rs256(rsa1024, "w", "old"))).toEqual({ ok: false, reason: "unknown_kid" });
+      expect(await ask(rs256(roca, "w", "roca"))).toEqual({ ok: false, reason: "unknown_kid" });
+      expectWarnings(
+        warnings,
+        `remote JWKS http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}/jwks.json`,
+      );
+    });
+  });
+
+  it("a JWKS of weak keys only is a configuration error", async () => {
+    const error = await refusal(platform, { jwks: { keys: [{ ...rsa1024.publicJwk, kid: "old" }] } });
+    expect(error).toBeInstanceOf(JwtRbacConfigError);
+    expect((error as Error).message).toBe("no JWKS key can be used with RS256");
+  });
+});
