@@ -2,8 +2,17 @@ import { mkdtempSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { runHttpGroup } from "./src/http.js";
+import { runInboxGroup } from "./src/inbox.js";
 import { runMigratorGroup } from "./src/migrator.js";
-import { describeMachine, describeSource, printGroup, ROOT, readReport, writeReport } from "./src/report.js";
+import {
+  describeMachine,
+  describeSource,
+  mergeGroups,
+  printGroup,
+  ROOT,
+  readReport,
+  writeReport,
+} from "./src/report.js";
 import type { GroupResult } from "./src/types.js";
 import { runVerifyGroup } from "./src/verify.js";
 import { runWebhookGroup } from "./src/webhook.js";
@@ -13,6 +22,8 @@ import { runWebhookGroup } from "./src/webhook.js";
  * BENCHMARKS.md. Flags: --quick (smoke run, tiny durations, figures meaningless; its report goes to a scratch
  * directory), --only=verify,http,...,
  * --no-write (print only; for profiling runs, which must not replace the published report),
+ * --merge (with --only: keep the other groups of bench/results.json and replace only the groups run, each marked
+ * with the date, commit and load of its own run),
  * --render (measure nothing: rebuild BENCHMARKS.md and the charts from bench/results.json, e.g. after editing
  * bench/notes/profiles.md).
  * Exits 0 when a target is missed: a miss is a finding, reported, not a failure.
@@ -22,6 +33,7 @@ const GROUPS: Record<string, (options: { quick: boolean }) => Promise<GroupResul
   http: runHttpGroup,
   migrator: runMigratorGroup,
   webhook: runWebhookGroup,
+  inbox: runInboxGroup,
 };
 
 const args = process.argv.slice(2);
@@ -49,15 +61,24 @@ for (const [name, run] of Object.entries(GROUPS)) {
   printGroup(group);
   groups.push(group);
 }
-const report = {
-  date: new Date().toISOString(),
+const loadAverage = { start: loadAtStart, end: loadavg()[0] ?? 0 };
+const date = new Date().toISOString();
+const merge = args.includes("--merge") && only !== undefined && !quick;
+const thisRun = {
+  date,
   quick,
   durationSeconds: (performance.now() - started) / 1000,
   machine: describeMachine(),
   source,
-  loadAverage: { start: loadAtStart, end: loadavg()[0] ?? 0 },
+  loadAverage,
   groups,
 };
+// Merged: the published run keeps its header; the groups run now replace theirs, each marked with this run.
+const published = merge ? readReport() : undefined;
+const report =
+  published === undefined
+    ? thisRun
+    : { ...published, groups: mergeGroups(published, groups, { date, commit: source.commit, loadAverage }) };
 if (!args.includes("--no-write")) {
   // A smoke run's figures mean nothing: its report goes to a scratch directory, never over the published one.
   const root = quick ? mkdtempSync(join(tmpdir(), "agent-platform-bench-quick-")) : ROOT;

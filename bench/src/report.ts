@@ -99,6 +99,22 @@ function markdownTable(table: Table): string {
   ].join("\n");
 }
 
+/**
+ * The published report's groups with `fresh` ones put in place of (or after) those of the same id, each marked
+ * with its own run, so running one group does not wipe the others' published rows.
+ */
+export function mergeGroups(
+  published: RunReport,
+  fresh: GroupResult[],
+  run: NonNullable<GroupResult["measuredSeparately"]>,
+): GroupResult[] {
+  const marked = new Map(fresh.map((group) => [group.id, { ...group, measuredSeparately: run }]));
+  const merged = published.groups.map((group) => marked.get(group.id) ?? group);
+  for (const group of marked.values())
+    if (!published.groups.some((g) => g.id === group.id)) merged.push(group);
+  return merged;
+}
+
 export function readReport(): RunReport {
   return JSON.parse(readFileSync(join(BENCH_DIR, "results.json"), "utf8")) as RunReport;
 }
@@ -165,6 +181,13 @@ function renderMarkdown(report: RunReport, chartFiles: Map<string, string[]>, ro
     if (group.skipped) {
       out.push(`Skipped in this run: ${group.skipped}`, "");
       continue;
+    }
+    const separate = group.measuredSeparately;
+    if (separate !== undefined) {
+      out.push(
+        `Measured in a run of this group alone (merged into the report): ${separate.date}, commit \`${separate.commit}\`, 1-minute load average ${separate.loadAverage.start.toFixed(1)} at the start, ${separate.loadAverage.end.toFixed(1)} at the end.`,
+        "",
+      );
     }
     out.push(...group.method.map((line) => `- ${line}`), "");
     for (const table of group.tables) out.push(markdownTable(table));

@@ -50,6 +50,8 @@ export interface GroupResult {
   figures: unknown;
   /** Wall time the group took, set by the runner. */
   seconds?: number;
+  /** Set when the group was measured in a later run merged into the report (`--only=… --merge`). */
+  measuredSeparately?: { date: string; commit: string; loadAverage: { start: number; end: number } };
 }
 
 export interface Machine {

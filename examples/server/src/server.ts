@@ -124,6 +124,7 @@ export async function startServer(
       sql: platformDatabase.sql,
       logger: logger.child({ component: "messaging" }),
       production: config.env === "production",
+      sharedDatabase: !platformDatabase.embedded,
     });
     const auth = jwtRbac(jwtOptions(config, devKey, logger));
     // A key that cannot be imported for the algorithm stops startup instead of failing every request.

@@ -53,3 +53,10 @@ export class DeliveryError extends MessagingError {
     this.retryAfterMs = options?.retryAfterMs;
   }
 }
+
+/** The inbox's commits are all busy and a delivery waited longer than allowed for its turn; nothing was stored. */
+export class InboxBusyError extends MessagingError {
+  constructor(readonly waitedMs: number) {
+    super("INBOX_BUSY", `The inbox did not start storing the delivery within ${waitedMs} ms`);
+  }
+}

@@ -31,6 +31,7 @@ export {
 } from "./channels/whatsapp/index.js";
 export {
   DeliveryError,
+  InboxBusyError,
   InvalidPayloadError,
   MessagingConfigError,
   MessagingError,
@@ -39,6 +40,12 @@ export {
 export { INBOX_STATUSES, type InboxEntry, type InboxStatus, type InsertCounts } from "./inbox/store.js";
 export { MESSAGE_LIMITS, type RejectedMessage } from "./limits.js";
 export type { LogMethod, MessagingLogger } from "./logger.js";
-export { createMessaging, type Messaging, type MessagingOptions, type WorkerOptions } from "./messaging.js";
+export {
+  type CommitOptions,
+  createMessaging,
+  type Messaging,
+  type MessagingOptions,
+  type WorkerOptions,
+} from "./messaging.js";
 export { INBOX_SCOPE, type MessagingRoutePolicy, messagingRoutePolicy } from "./routes.js";
 export { MAX_WEBHOOK_BODY_BYTES, type WebhookRequest, type WebhookResponse } from "./webhook.js";

@@ -6,6 +6,7 @@ import type { Channel } from "./channel.js";
 import { MessagingConfigError, PayloadTooLargeError } from "./errors.js";
 import { migrateInbox } from "./inbox/schema.js";
 import { type InboxEntry, type InboxStatus, InboxStore } from "./inbox/store.js";
+import { InboxWakeup } from "./inbox/wakeup.js";
 import { InboxWorker } from "./inbox/worker.js";
 import { type MessagingLogger, SILENT_LOGGER } from "./logger.js";
 import {
@@ -33,6 +34,17 @@ export interface WorkerOptions {
   leaseMs?: number;
 }
 
+/** How the webhooks commit deliveries to the inbox. Every field has a default. */
+export interface CommitOptions {
+  /**
+   * Most messages in one shared commit: deliveries that arrive while commits are in flight are written
+   * together in the next one (group commit). 1 gives every delivery a commit of its own. Default 256.
+   */
+  maxBatch?: number;
+  /** Longest a delivery waits for its commit to start; then 503, nothing stored. Default 2,000 ms. */
+  maxWaitMs?: number;
+}
+
 export interface MessagingOptions {
   /** The database of the inbox (schema `messaging`, migrated on first use). */
   sql: Sql;
@@ -42,6 +54,14 @@ export interface MessagingOptions {
   agent?: AgentHandler;
   logger?: MessagingLogger;
   worker?: WorkerOptions;
+  commit?: CommitOptions;
+  /**
+   * LISTEN for the rows other processes commit, on a connection of its own, so this process's workers
+   * wake at once instead of at their next poll. For a PostgreSQL shared by several processes; default
+   * false (a single process wakes its own workers after each delivery, and an embedded PGlite served over
+   * a one-connection socket has no connection to spare).
+   */
+  listen?: boolean;
 }
 
 export interface Messaging {
@@ -62,6 +82,14 @@ export interface Messaging {
   /** Stops claiming and waits for the messages in flight. */
   stop(): Promise<void>;
 }
+
+const COMMIT_DEFAULTS: Required<CommitOptions> = { maxBatch: 256, maxWaitMs: 2_000 };
+
+/**
+ * Shared commits in flight at once: while one waits for its WAL flush the next can be written, and the
+ * deliveries arriving meanwhile still gather into batches. More would only split the batches.
+ */
+const COMMITS_IN_FLIGHT = 2;
 
 const WORKER_DEFAULTS: Required<WorkerOptions> = {
   concurrency: 4,
@@ -86,7 +114,14 @@ export async function createMessaging(options: MessagingOptions): Promise<Messag
     if (byName.has(channel.name)) throw new MessagingConfigError(`channel '${channel.name}' is given twice`);
     byName.set(channel.name, channel);
   }
-  const store = new InboxStore(options.sql, () => migrateInbox(options.sql, logger));
+  const commit = { ...COMMIT_DEFAULTS, ...definedOnly(options.commit ?? {}) };
+  const store = new InboxStore(
+    options.sql,
+    () => migrateInbox(options.sql, logger),
+    commit.maxBatch === 1
+      ? undefined
+      : { maxBatchSize: commit.maxBatch, maxInFlight: COMMITS_IN_FLIGHT, maxWaitMs: commit.maxWaitMs },
+  );
   if (byName.size > 0) {
     await store.ready().catch((error: unknown) => {
       // Like a server, the inbox starts with its database down; the webhook answers 503 meanwhile.
@@ -100,6 +135,19 @@ export async function createMessaging(options: MessagingOptions): Promise<Messag
       new InboxWorker({ store, channel, agent, logger: logger.child({ channel: channel.name }), ...worker }),
     ]),
   );
+
+  const wakeup =
+    options.listen === true && workers.size > 0
+      ? new InboxWakeup({
+          sql: options.sql,
+          // undefined: notifications may have been missed while reconnecting, so every worker looks.
+          onWake: (channel) => {
+            for (const [name, each] of workers) if (channel === undefined || channel === name) each.notify();
+          },
+          logger,
+          retryMs: worker.pollMs,
+        })
+      : undefined;
 
   const channelOf = (name: string): Channel => {
     const channel = byName.get(name);
@@ -151,8 +199,10 @@ export async function createMessaging(options: MessagingOptions): Promise<Messag
     },
     start() {
       for (const each of workers.values()) each.start();
+      void wakeup?.start();
     },
     async stop() {
+      await wakeup?.close();
       await Promise.all([...workers.values()].map((each) => each.stop()));
     },
   };

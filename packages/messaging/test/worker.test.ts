@@ -99,4 +99,31 @@ describe.each(DATABASES)("inbox worker on $name", ({ fresh }) => {
     await running.stop();
     expect(calls).toBe(2);
   });
+
+  it("claims in batches of at least half its slots, answering every message once", async () => {
+    const ids = Array.from({ length: 40 }, (_, i) => `batch${i}`);
+    await store.insert("whatsapp", ids.map(message));
+    const limits: number[] = [];
+    const claim = store.claim.bind(store);
+    store.claim = (channel, limit, leaseMs) => {
+      limits.push(limit);
+      return claim(channel, limit, leaseMs);
+    };
+    const running = worker(async (m) => {
+      // Messages finish one by one, as a real agent's do.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5));
+      return { text: m.text };
+    }, 4);
+    running.start();
+    await waitFor("every reply", () => graph.accepted().length === ids.length);
+    await running.stop();
+    expect(
+      graph
+        .accepted()
+        .map((request) => request.body.text?.body)
+        .sort(),
+    ).toEqual([...ids].sort());
+    expect(limits.length).toBeGreaterThan(1);
+    for (const limit of limits) expect(limit).toBeGreaterThanOrEqual(2);
+  });
 });

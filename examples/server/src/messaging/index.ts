@@ -27,6 +27,11 @@ export interface ServerMessagingDeps {
   sql: Sql;
   logger: Logger;
   production: boolean;
+  /**
+   * Whether other processes may share the database (real PostgreSQL): then the workers also LISTEN for
+   * the rows they store. Embedded PGlite is one process's.
+   */
+  sharedDatabase: boolean;
   /** Replaces the agent chosen by AGENT_URL (echo when unset). */
   agent?: AgentHandler;
 }
@@ -56,6 +61,8 @@ export async function wireMessaging(deps: ServerMessagingDeps): Promise<ServerMe
       retryMaxMs: config.MESSAGING_RETRY_MAX_MS,
       leaseMs: config.MESSAGING_VISIBILITY_TIMEOUT_MS,
     },
+    commit: { maxBatch: config.MESSAGING_COMMIT_MAX_BATCH, maxWaitMs: config.MESSAGING_COMMIT_MAX_WAIT_MS },
+    listen: deps.sharedDatabase,
   });
   return { ...messaging, routes: messagingRoutes(messaging) };
 }

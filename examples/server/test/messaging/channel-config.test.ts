@@ -17,6 +17,7 @@ describe("channel configuration", () => {
       sql: unusedSql,
       logger: pino({ level: "silent" }),
       production,
+      sharedDatabase: false,
     });
   afterAll(() => unusedSql.end());
 

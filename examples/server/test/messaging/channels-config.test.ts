@@ -49,6 +49,7 @@ describe("Slack and Telegram configuration", () => {
       sql: unusedSql,
       logger: pino({ level: "info" }, { write: (line: string) => logs.push(line) }),
       production,
+      sharedDatabase: false,
     });
 
   it("refuses a partial Slack configuration, naming what is missing", async () => {

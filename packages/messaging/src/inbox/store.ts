@@ -1,6 +1,8 @@
 import type { Sql } from "postgres";
 import type { InboundMessage } from "../channel.js";
 import type { RejectedMessage } from "../limits.js";
+import { GroupCommit, type GroupCommitOptions } from "./group-commit.js";
+import { INBOX_NOTIFY_CHANNEL } from "./wakeup.js";
 
 export const INBOX_STATUSES = ["pending", "processing", "done", "failed", "rejected"] as const;
 export type InboxStatus = (typeof INBOX_STATUSES)[number];
@@ -41,21 +43,46 @@ export interface InsertCounts {
   rejected?: number;
 }
 
+/** One delivery's messages (and its rejected ones), all stored or none. */
+export interface DeliveryWrite {
+  channel: string;
+  messages: readonly InboundMessage[];
+  rejected: readonly RejectedMessage[];
+}
+
+/** Bounds of the group commit on the acknowledgement path (see GroupCommitOptions). */
+export type GroupCommitBounds = Pick<
+  GroupCommitOptions<DeliveryWrite, InsertCounts>,
+  "maxBatchSize" | "maxInFlight" | "maxWaitMs"
+>;
+
 /**
  * The durable inbox in the platform database. All times are the database's clock, so several server
  * processes agree on what is due and which leases have expired.
  */
 export class InboxStore {
   private schemaReady: Promise<void> | undefined;
+  private readonly groupCommit: GroupCommit<DeliveryWrite, InsertCounts> | undefined;
 
   /**
    * `prepareSchema` (the inbox migrations) runs before the first operation and again after a failure, so
-   * a database that is down at startup delays the inbox instead of stopping the server.
+   * a database that is down at startup delays the inbox instead of stopping the server. With `groupCommit`,
+   * deliveries that arrive while earlier ones are being committed share the next commit; without it each
+   * delivery has a statement of its own.
    */
   constructor(
     private readonly sql: Sql,
     private readonly prepareSchema: () => Promise<void> = async () => {},
-  ) {}
+    groupCommit?: GroupCommitBounds,
+  ) {
+    if (groupCommit !== undefined) {
+      this.groupCommit = new GroupCommit({
+        ...groupCommit,
+        commit: (deliveries) => this.insertDeliveries(deliveries),
+        sizeOf: (delivery) => delivery.messages.length + delivery.rejected.length,
+      });
+    }
+  }
 
   /** Resolves once the inbox tables exist; rejects (and retries on the next call) while they cannot. */
   ready(): Promise<void> {
@@ -67,49 +94,63 @@ export class InboxStore {
   }
 
   /**
-   * Stores every message of one delivery in one statement (one transaction): all of them or none. The
-   * rejected ones become `rejected` rows that no worker claims. A key already in the inbox is skipped and
-   * counted as a duplicate.
+   * Stores every message of one delivery, all of them or none (one statement, one transaction), possibly
+   * in a commit shared with other deliveries. The rejected ones become `rejected` rows that no worker
+   * claims. A key already in the inbox is skipped and counted as a duplicate. Resolves only after the
+   * commit holding the delivery's rows.
    */
-  async insert(
+  insert(
     channel: string,
-    messages: InboundMessage[],
+    messages: readonly InboundMessage[],
     rejected: readonly RejectedMessage[] = [],
   ): Promise<InsertCounts> {
+    const delivery = { channel, messages, rejected };
+    if (this.groupCommit !== undefined) return this.groupCommit.submit(delivery);
+    return this.insertDeliveries([delivery]).then((counts) => counts[0] as InsertCounts);
+  }
+
+  /**
+   * Stores several deliveries in one statement and returns each one's counts, in order. A key that occurs
+   * more than once (in the inbox, in another delivery of the batch, or twice in one delivery) is stored by
+   * its first occurrence in batch order and a duplicate everywhere else. New rows wake the workers of every
+   * process (NOTIFY, sent at commit).
+   */
+  async insertDeliveries(deliveries: readonly DeliveryWrite[]): Promise<InsertCounts[]> {
     await this.ready();
-    const rows = [
-      ...messages.map((message) => ({
-        key: message.id,
-        accountId: message.accountId,
-        from: message.from,
-        type: message.type,
-        message,
-        status: "pending",
-        reason: null,
-      })),
-      ...rejected.map((rejection) => ({
-        ...rejection,
-        message: { rejected: rejection.reason },
-        status: "rejected",
-      })),
-    ];
-    if (rows.length === 0) return { received: 0, duplicates: 0 };
-    const inserted = await this.sql<{ status: string }[]>`
+    // The first occurrence of each (channel, key) in batch order is the one written.
+    const owner = new Map<string, number>();
+    const rows: InboxRow[] = [];
+    deliveries.forEach((delivery, index) => {
+      for (const row of rowsOf(delivery)) {
+        const key = rowKey(row.channel, row.key);
+        if (owner.has(key)) continue;
+        owner.set(key, index);
+        rows.push(row);
+      }
+    });
+    const counts: InsertCounts[] = deliveries.map((delivery) => ({
+      received: 0,
+      duplicates: delivery.messages.length + delivery.rejected.length,
+      ...(delivery.rejected.length > 0 ? { rejected: 0 } : {}),
+    }));
+    if (rows.length === 0) return counts;
+    const inserted = await this.sql<{ channel: string; message_id: string; status: string }[]>`
       INSERT INTO messaging.inbox
         (channel, message_id, account_id, sender, message_type, message, status, last_error)
-      SELECT ${channel}, r->>'key', r->>'accountId', r->>'from', r->>'type', r->'message', r->>'status',
+      SELECT r->>'channel', r->>'key', r->>'accountId', r->>'from', r->>'type', r->'message', r->>'status',
              r->>'reason'
       FROM jsonb_array_elements(${JSON.stringify(rows, withoutNul)}::text::jsonb) AS r
       ON CONFLICT (channel, message_id) DO NOTHING
-      RETURNING status
+      RETURNING channel, message_id, status, pg_notify(${INBOX_NOTIFY_CHANNEL}, channel)
     `;
-    const received = inserted.filter((row) => row.status === "pending").length;
-    const newlyRejected = inserted.length - received;
-    return {
-      received,
-      duplicates: rows.length - inserted.length,
-      ...(rejected.length > 0 ? { rejected: newlyRejected } : {}),
-    };
+    for (const row of inserted) {
+      const delivery = counts[owner.get(rowKey(row.channel, row.message_id)) ?? -1];
+      if (delivery === undefined) throw new Error(`inbox returned a row it was not given: ${row.message_id}`);
+      if (row.status === "pending") delivery.received++;
+      else delivery.rejected = (delivery.rejected ?? 0) + 1;
+      delivery.duplicates--;
+    }
+    return counts;
   }
 
   /**
@@ -214,6 +255,44 @@ interface ClaimRow {
   reply_parts: string[] | null;
   parts_sent: number;
   last_error: string | null;
+}
+
+/** A row to insert, as the INSERT reads it from JSON. */
+interface InboxRow {
+  channel: string;
+  key: string;
+  accountId: string;
+  from: string;
+  type: string;
+  message: unknown;
+  status: "pending" | "rejected";
+  reason: string | null;
+}
+
+function rowsOf(delivery: DeliveryWrite): InboxRow[] {
+  return [
+    ...delivery.messages.map((message) => ({
+      channel: delivery.channel,
+      key: message.id,
+      accountId: message.accountId,
+      from: message.from,
+      type: message.type,
+      message,
+      status: "pending" as const,
+      reason: null,
+    })),
+    ...delivery.rejected.map((rejection) => ({
+      ...rejection,
+      channel: delivery.channel,
+      message: { rejected: rejection.reason },
+      status: "rejected" as const,
+    })),
+  ];
+}
+
+/** A row's primary key as the database stores it (see withoutNul), so returned rows map back to their owner. */
+function rowKey(channel: string, key: string): string {
+  return JSON.stringify([withoutNul("", channel), withoutNul("", key)]);
 }
 
 /**

@@ -62,10 +62,13 @@ export class InboxWorker {
 
   private async run(): Promise<void> {
     const { store, channel, logger, concurrency, pollMs, leaseMs } = this.options;
+    // Claims go in batches: the worker refills once half of its slots are free (all of them when idle), so a
+    // busy worker makes one claim per several messages instead of one per finished message.
+    const refillAt = Math.ceil(concurrency / 2);
     let claimFailures = 0;
     while (!this.stopping) {
       const free = concurrency - this.inFlight.size;
-      if (free > 0) {
+      if (free >= refillAt) {
         let claimed: ClaimedMessage[];
         try {
           claimed = await store.claim(channel.name, free, leaseMs);
