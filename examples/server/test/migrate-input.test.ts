@@ -102,7 +102,8 @@ describe("what the migrate operations refuse", () => {
     expect(malformed.detail).toContain(`got '${"9".repeat(64)}…'`);
     expect(malformed.detail.length).toBeLessThan(200);
 
-    const unknown = await post(`/databases/default/migrate?target_version=9.9.9-${"a".repeat(3000)}`);
+    // Within the migrator's 256-character bound on a version, so it parses and is merely unknown.
+    const unknown = await post(`/databases/default/migrate?target_version=9.9.9-${"a".repeat(200)}`);
     expect(unknown.status).toBe(400);
     expect(unknown.detail).toMatch(/^Unknown target version '9\.9\.9-a{58}…'\. Known versions: /);
 
