@@ -3,11 +3,15 @@ import { DuplicateVersionError, InvalidOptionsError } from "./errors.js";
 import type { Migration } from "./types.js";
 import { compareVersions, parseVersion, type Version } from "./version.js";
 
+// An author's checksum is a label (`"v2"`, a hash, a date) shown in errors and `status`: printable, bounded.
+const EXPLICIT_CHECKSUM = /^[\x21-\x7e](?:[\x20-\x7e]{0,126}[\x21-\x7e])?$/;
+
 /** A migration from the list, validated, with its parsed version and checksum. */
 export interface CatalogEntry {
   readonly version: Version;
   readonly name: string;
-  readonly checksum: string;
+  /** `null`: no checksum (see `checksumOf`), so no drift check. */
+  readonly checksum: string | null;
   readonly transactional: boolean;
   readonly migration: Migration;
 }
@@ -48,6 +52,18 @@ function toEntry(migration: Migration, index: number): CatalogEntry {
   }
   if (migration.source !== undefined && typeof migration.source !== "string") {
     throw new InvalidOptionsError(`${where} (${version.text}) has a non-string source`);
+  }
+  if (migration.checksum !== undefined) {
+    if (typeof migration.checksum !== "string" || !EXPLICIT_CHECKSUM.test(migration.checksum)) {
+      throw new InvalidOptionsError(
+        `${where} (${version.text}) has a checksum that is not 1-128 printable ASCII characters`,
+      );
+    }
+    if (migration.source !== undefined) {
+      throw new InvalidOptionsError(
+        `${where} (${version.text}) sets both source and checksum; the checksum comes from one of them`,
+      );
+    }
   }
   return {
     version,

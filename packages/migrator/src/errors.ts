@@ -6,6 +6,7 @@ export type MigratorErrorCode =
   | "UNKNOWN_VERSION"
   | "MIGRATION_FAILED"
   | "LOCK_TIMEOUT"
+  | "DDL_LOCK_TIMEOUT"
   | "CHECKSUM_MISMATCH"
   | "UNKNOWN_APPLIED_VERSION"
   | "OUT_OF_ORDER"
@@ -51,28 +52,35 @@ export class UnknownVersionError extends MigratorError {
   }
 }
 
-/**
- * A migration threw (or its transaction failed to commit). Everything in the failing transaction was
- * rolled back; `committed` lists versions of this run that were already committed before it
- * (only possible when a `transaction: false` migration split the run).
- */
-export class MigrationFailedError extends MigratorError {
-  readonly code = "MIGRATION_FAILED";
+/** What a failed step of a run reports (see `MigrationFailedError` and `DdlLockTimeoutError`). */
+export interface StepFailure {
+  readonly version: string;
+  readonly name: string;
+  readonly direction: "up" | "down";
+  /** Versions of this run committed before the failing step (only after a `transaction: false` step). */
+  readonly committed: readonly string[];
+  /** `schema.index` names left INVALID in the schema; only a failed `transaction: false` step can leave them. */
+  readonly invalidIndexes: readonly string[];
+  readonly cause: unknown;
+}
+
+function invalidIndexNote(invalidIndexes: readonly string[]): string {
+  return invalidIndexes.length === 0
+    ? ""
+    : `; INVALID indexes left in the schema: ${invalidIndexes.join(", ")} (drop them with DROP INDEX CONCURRENTLY, then re-run)`;
+}
+
+/** A migration of a run failed: which one, in which direction, and what the run had committed before it. */
+export abstract class MigrationStepError extends MigratorError {
   readonly version: string;
   readonly migrationName: string;
   readonly direction: "up" | "down";
   readonly committed: readonly string[];
+  readonly invalidIndexes: readonly string[];
 
-  constructor(details: {
-    version: string;
-    name: string;
-    direction: "up" | "down";
-    committed: readonly string[];
-    cause: unknown;
-  }) {
-    const reason = details.cause instanceof Error ? details.cause.message : String(details.cause);
+  constructor(details: StepFailure, message: string) {
     super(
-      `Migration ${details.version} (${details.name}) failed while running ${details.direction}: ${reason}`,
+      `Migration ${details.version} (${details.name}) ${message}${invalidIndexNote(details.invalidIndexes)}`,
       {
         cause: details.cause,
       },
@@ -81,7 +89,54 @@ export class MigrationFailedError extends MigratorError {
     this.migrationName = details.name;
     this.direction = details.direction;
     this.committed = details.committed;
+    this.invalidIndexes = details.invalidIndexes;
   }
+}
+
+/**
+ * A migration threw (or its transaction failed to commit). Everything in the failing transaction was
+ * rolled back; `committed` lists versions of this run that were already committed before it
+ * (only possible when a `transaction: false` migration split the run).
+ */
+export class MigrationFailedError extends MigrationStepError {
+  readonly code = "MIGRATION_FAILED";
+
+  constructor(details: StepFailure) {
+    const reason = details.cause instanceof Error ? details.cause.message : String(details.cause);
+    super(details, `failed while running ${details.direction}: ${reason}`);
+  }
+}
+
+/**
+ * A migration waited longer than its lock timeout for a lock another session holds (SQLSTATE 55P03).
+ * Nothing of the failing transaction was applied, so the run can be retried once that session is done;
+ * `committed` is as for `MigrationFailedError`.
+ */
+export class DdlLockTimeoutError extends MigrationStepError {
+  readonly code = "DDL_LOCK_TIMEOUT";
+  /** `ddlLockTimeoutMs` of the run; `null` when the step ran outside a transaction under the session's own setting. */
+  readonly timeoutMs: number | null;
+  /** The relation PostgreSQL names in the error, when it names one (a plain lock timeout does not). */
+  readonly relation: string | null;
+
+  constructor(details: StepFailure & { timeoutMs: number | null }) {
+    const relation = relationOf(details.cause);
+    const waited = details.timeoutMs === null ? "its lock timeout" : `${details.timeoutMs} ms`;
+    super(
+      details,
+      `could not lock ${relation ?? "a relation it changes"} within ${waited} while running ${details.direction}: another session holds a conflicting lock. Its transaction was rolled back; retry when that session is done`,
+    );
+    this.timeoutMs = details.timeoutMs;
+    this.relation = relation;
+  }
+}
+
+/** `schema.table` from a PostgreSQL error's fields, when the server filled them in. */
+function relationOf(cause: unknown): string | null {
+  if (typeof cause !== "object" || cause === null) return null;
+  const { schema_name: schema, table_name: table } = cause as { schema_name?: unknown; table_name?: unknown };
+  if (typeof table !== "string") return null;
+  return typeof schema === "string" ? `${schema}.${table}` : table;
 }
 
 /** Another run held the migration lock (or the connection pool stayed busy) for longer than `lockTimeoutMs`. */

@@ -10,7 +10,7 @@ export interface HistoryTable {
 export interface HistoryRow {
   readonly version: string;
   readonly name: string;
-  readonly checksum: string;
+  readonly checksum: string | null;
   readonly execution_ms: number;
 }
 
@@ -23,7 +23,7 @@ const INVALID_SCHEMA_NAME = "3F000";
 export async function readHistory(sql: Sql, where: HistoryTable): Promise<AppliedMigration[] | null> {
   try {
     const rows = await sql<
-      { version: string; name: string; checksum: string; applied_at: Date; execution_ms: number }[]
+      { version: string; name: string; checksum: string | null; applied_at: Date; execution_ms: number }[]
     >`select version, name, checksum, applied_at, execution_ms from ${sql(where.schema)}.${sql(where.table)}`;
     return rows.map((r) => ({
       version: r.version,
@@ -47,10 +47,25 @@ export async function createHistory(sql: Sql, where: HistoryTable): Promise<void
     create table if not exists ${sql(where.schema)}.${sql(where.table)} (
       version text primary key,
       name text not null,
-      checksum text not null,
+      checksum text,
       applied_at timestamptz not null default now(),
       execution_ms integer not null
     )`;
+}
+
+/**
+ * Lets a history table created by an older version of this package (`checksum text not null`) take rows
+ * without a checksum. Checked first, so a table that already allows them is not locked by an ALTER.
+ */
+export async function allowNullChecksums(sql: Sql, where: HistoryTable): Promise<void> {
+  const [column] = await sql<{ attnotnull: boolean }[]>`
+    select a.attnotnull from pg_catalog.pg_attribute a
+    join pg_catalog.pg_class c on c.oid = a.attrelid
+    join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = ${where.schema} and c.relname = ${where.table} and a.attname = 'checksum'`;
+  if (column?.attnotnull) {
+    await sql`alter table ${sql(where.schema)}.${sql(where.table)} alter column checksum drop not null`;
+  }
 }
 
 /** Records and removes history rows in at most two statements. */

@@ -1,11 +1,13 @@
 export {
   ChecksumMismatchError,
+  DdlLockTimeoutError,
   DuplicateVersionError,
   InvalidOptionsError,
   InvalidVersionError,
   IrreversibleMigrationError,
   LockTimeoutError,
   MigrationFailedError,
+  MigrationStepError,
   MigratorError,
   type MigratorErrorCode,
   OutOfOrderError,

@@ -54,7 +54,8 @@ describe.each(backends())("migrate() on $kind", ({ current }) => {
     expect(status.pending).toEqual([]);
     expect(status.applied.map((a) => a.version)).toEqual(["1.0.0", "1.1.0", "1.2.0", "1.9.0", "1.10.0"]);
     expect(status.applied[0]?.appliedAt).toBeInstanceOf(Date);
-    expect(status.applied[0]?.checksum).toMatch(/^[0-9a-f]{64}$/);
+    // Code migrations without `source` or `checksum` are recorded without one.
+    expect(status.applied[0]?.checksum).toBeNull();
   });
 
   it("goes down to a middle version, newest first, and back up", async () => {
@@ -124,6 +125,7 @@ describe.each(backends())("migrate() on $kind", ({ current }) => {
       latest: "1.10.0",
       applied: [],
       pending: [migrations[0], migrations[1], migrations[2], migrations[4], migrations[3]],
+      invalidIndexes: [],
     });
     expect(await tablesIn(sql, schema)).toEqual([]);
   });
@@ -256,9 +258,40 @@ describe("createMigrator options", () => {
     ["table", { table: "x".repeat(64) }],
     ["lockTimeoutMs", { lockTimeoutMs: -1 }],
     ["lockTimeoutMs", { lockTimeoutMs: Number.NaN }],
+    ["lockTimeoutMs", { lockTimeoutMs: 2 ** 31 }],
+    ["ddlLockTimeoutMs", { ddlLockTimeoutMs: -1 }],
+    ["ddlLockTimeoutMs", { ddlLockTimeoutMs: 1.5 }],
+    ["ddlLockTimeoutMs", { ddlLockTimeoutMs: "5000" as unknown as number }],
+    ["statementTimeoutMs", { statementTimeoutMs: 2 ** 31 }],
+    ["statementTimeoutMs", { statementTimeoutMs: Number.POSITIVE_INFINITY }],
   ])("rejects a bad %s before any SQL is built", (option, extra) => {
     expect(() => createMigrator({ sql, migrations, ...extra })).toThrow(InvalidOptionsError);
     expect(() => createMigrator({ sql, migrations, ...extra })).toThrow(new RegExp(option));
+  });
+
+  it("takes the largest timeouts PostgreSQL and Node both accept, and 0", () => {
+    const max = 2 ** 31 - 1;
+    expect(() =>
+      createMigrator({ sql, migrations, lockTimeoutMs: max, ddlLockTimeoutMs: max, statementTimeoutMs: max }),
+    ).not.toThrow();
+    expect(() =>
+      createMigrator({ sql, migrations, lockTimeoutMs: 0, ddlLockTimeoutMs: 0, statementTimeoutMs: 0 }),
+    ).not.toThrow();
+  });
+
+  it("rejects a checksum together with source, and checksums that are not short printable text", () => {
+    const up: Migration["up"] = ({ sql }) => sql`select 1`;
+    const withChecksum = (checksum: unknown, extra: Partial<Migration> = {}) => [
+      { version: "1.0.0", name: "a", up, checksum, ...extra } as Migration,
+    ];
+    expect(() => createMigrator({ sql, migrations: withChecksum("v1", { source: "select 1" }) })).toThrow(
+      /both source and checksum/,
+    );
+    for (const bad of ["", " v1", "v1\n", "x".repeat(129), "é", 42]) {
+      expect(() => createMigrator({ sql, migrations: withChecksum(bad) })).toThrow(InvalidOptionsError);
+    }
+    expect(() => createMigrator({ sql, migrations: withChecksum("x".repeat(128)) })).not.toThrow();
+    expect(() => createMigrator({ sql, migrations: withChecksum("2024-05-01 add users") })).not.toThrow();
   });
 
   it("rejects an empty list, a missing up and a non-postgres.js sql", () => {

@@ -3,6 +3,7 @@ import { isConnectionLost } from "./connection-lost.js";
 import { InvalidOptionsError } from "./errors.js";
 import { type HistoryTable, readHistory } from "./history.js";
 import { validateIdentifier } from "./identifier.js";
+import { invalidIndexes } from "./indexes.js";
 import { acquireLock, releaseLock, reserveConnection } from "./lock.js";
 import { planMigration, resolveTarget } from "./plan.js";
 import { runPlan } from "./runner.js";
@@ -17,6 +18,20 @@ import type {
 import { compareVersions, parseVersion } from "./version.js";
 
 const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
+const DEFAULT_DDL_LOCK_TIMEOUT_MS = 5_000;
+// The largest timeout both PostgreSQL (an int of milliseconds) and Node's setTimeout (which fires at
+// once above it) take: about 24.8 days.
+const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/** A timeout option: a whole number of milliseconds from 0 to MAX_TIMEOUT_MS. */
+function timeoutOption(name: string, value: unknown): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0 || value > MAX_TIMEOUT_MS) {
+    throw new InvalidOptionsError(
+      `\`${name}\` must be a whole number of milliseconds from 0 to ${MAX_TIMEOUT_MS}; got ${String(value)}`,
+    );
+  }
+  return value;
+}
 
 /**
  * A migrator for one schema. Construction validates everything that does not need the database
@@ -33,10 +48,15 @@ export function createMigrator(options: MigratorOptions): Migrator {
     schema: validateIdentifier(options.schema ?? "public", "schema"),
     table: validateIdentifier(options.table ?? "schema_migrations", "table"),
   };
-  const lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
-  if (!Number.isSafeInteger(lockTimeoutMs) || lockTimeoutMs < 0) {
-    throw new InvalidOptionsError(`\`lockTimeoutMs\` must be a non-negative integer; got ${lockTimeoutMs}`);
-  }
+  const lockTimeoutMs = timeoutOption("lockTimeoutMs", options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS);
+  const ddlLockTimeoutMs = timeoutOption(
+    "ddlLockTimeoutMs",
+    options.ddlLockTimeoutMs ?? DEFAULT_DDL_LOCK_TIMEOUT_MS,
+  );
+  const statementTimeoutMs =
+    options.statementTimeoutMs === undefined
+      ? undefined
+      : timeoutOption("statementTimeoutMs", options.statementTimeoutMs);
   if (logger !== undefined && typeof logger !== "function") {
     throw new InvalidOptionsError("`logger` must be a function receiving structured events");
   }
@@ -52,7 +72,11 @@ export function createMigrator(options: MigratorOptions): Migrator {
   };
 
   async function status(): Promise<MigrationStatus> {
-    const applied = (await readHistory(sql, where)) ?? [];
+    const [history, invalid] = await Promise.all([
+      readHistory(sql, where),
+      invalidIndexes(sql, where.schema),
+    ]);
+    const applied = history ?? [];
     applied.sort((a, b) => compareVersionText(a.version, b.version));
     const appliedVersions = new Set(applied.map((row) => row.version));
     const last = applied[applied.length - 1];
@@ -61,6 +85,7 @@ export function createMigrator(options: MigratorOptions): Migrator {
       latest: latest.version.text,
       applied,
       pending: catalog.filter((e) => !appliedVersions.has(e.version.text)).map((e) => e.migration),
+      invalidIndexes: invalid,
     };
   }
 
@@ -85,11 +110,25 @@ export function createMigrator(options: MigratorOptions): Migrator {
         const plan = planMigration(catalog, applied ?? [], target);
         const result = report(plan, false);
         if (plan.direction !== "none") {
-          await runPlan({ connection, where, catalog, applied, plan, log });
+          await runPlan({
+            connection,
+            where,
+            catalog,
+            applied,
+            plan,
+            log,
+            ddlLockTimeoutMs,
+            statementTimeoutMs,
+            onConnectionLost: () => {
+              connectionLost = true;
+            },
+          });
         }
         return result;
       } catch (error) {
-        connectionLost = isConnectionLost(error);
+        // A query of the run's own (reading the history) failed because its connection is gone; a lost
+        // connection inside the run is reported by runPlan, which can tell its own from the migration's.
+        if (isConnectionLost(error)) connectionLost = true;
         throw error;
       } finally {
         if (!connectionLost) {

@@ -2,8 +2,15 @@ import type postgres from "postgres";
 import { type RunnableMigration, Umzug, type UmzugStorage } from "umzug";
 import type { CatalogEntry } from "./catalog.js";
 import { isConnectionLost } from "./connection-lost.js";
-import { MigrationFailedError } from "./errors.js";
-import { createHistory, type HistoryRow, type HistoryTable, writeHistory } from "./history.js";
+import { DdlLockTimeoutError, MigrationFailedError } from "./errors.js";
+import {
+  allowNullChecksums,
+  createHistory,
+  type HistoryRow,
+  type HistoryTable,
+  writeHistory,
+} from "./history.js";
+import { invalidIndexes } from "./indexes.js";
 import type { Plan } from "./plan.js";
 import type { AppliedMigration, MigrationDirection, MigratorEvent } from "./types.js";
 
@@ -21,13 +28,16 @@ class BufferedHistoryStorage implements UmzugStorage<RunContext> {
   private readonly executedVersions: Set<string>;
   private inserted: HistoryRow[] = [];
   private deleted: string[] = [];
+  // A table this run did not create may predate nullable checksums (see `allowNullChecksums`).
+  private olderTable: boolean;
 
   constructor(
-    applied: readonly AppliedMigration[],
+    applied: readonly AppliedMigration[] | null,
     private readonly entries: ReadonlyMap<string, CatalogEntry>,
     private readonly durations: ReadonlyMap<string, number>,
   ) {
-    this.executedVersions = new Set(applied.map((row) => row.version));
+    this.executedVersions = new Set((applied ?? []).map((row) => row.version));
+    this.olderTable = applied !== null;
   }
 
   async executed(): Promise<string[]> {
@@ -51,6 +61,10 @@ class BufferedHistoryStorage implements UmzugStorage<RunContext> {
   }
 
   async flush(sql: Connection, where: HistoryTable): Promise<void> {
+    if (this.olderTable && this.inserted.some((row) => row.checksum === null)) {
+      await allowNullChecksums(sql, where);
+      this.olderTable = false;
+    }
     await writeHistory(sql, where, this.inserted, this.deleted);
     this.inserted = [];
     this.deleted = [];
@@ -76,7 +90,16 @@ export interface RunOptions {
   readonly applied: readonly AppliedMigration[] | null;
   readonly plan: Plan;
   readonly log: (event: MigratorEvent) => void;
+  /** `lock_timeout` of each transaction (0: none). */
+  readonly ddlLockTimeoutMs: number;
+  /** `statement_timeout` of each transaction; `undefined` leaves the session's own. */
+  readonly statementTimeoutMs: number | undefined;
+  /** Called when the run's own connection turns out to be gone: nothing more may be sent on it. */
+  readonly onConnectionLost: () => void;
 }
+
+// SQLSTATE lock_not_available: a lock_timeout expired (or a NOWAIT lock was refused).
+const LOCK_NOT_AVAILABLE = "55P03";
 
 /**
  * Executes a plan on the locked connection through umzug: each segment in its own transaction (or none,
@@ -107,7 +130,7 @@ export async function runPlan(options: RunOptions): Promise<void> {
   };
 
   const entries = new Map(catalog.map((e) => [e.version.text, e]));
-  const storage = new BufferedHistoryStorage(options.applied ?? [], entries, durations);
+  const storage = new BufferedHistoryStorage(options.applied, entries, durations);
   const umzug = new Umzug<RunContext>({
     migrations: catalog.map(
       (entry): RunnableMigration<RunContext> => ({
@@ -123,6 +146,30 @@ export async function runPlan(options: RunOptions): Promise<void> {
 
   let historyExists = options.applied !== null;
   const committed: string[] = [];
+  const { ddlLockTimeoutMs } = options;
+  // Unset: the session's own statement_timeout stays (set_config to its current value is a no-op).
+  const statementTimeout =
+    options.statementTimeoutMs === undefined ? null : String(options.statementTimeoutMs);
+
+  /**
+   * Undoes what a failed segment left on the run's connection, and lists the INVALID indexes a failed
+   * non-transactional step left. A query failing here with a lost connection is the run's own connection
+   * gone (unlike the step's error, which may come from any connection the migration used).
+   */
+  const recover = async (transactional: boolean): Promise<string[]> => {
+    try {
+      if (transactional) {
+        await connection`rollback`;
+        return [];
+      }
+      await connection`reset search_path`;
+      return await invalidIndexes(connection, where.schema);
+    } catch (error) {
+      if (isConnectionLost(error)) options.onConnectionLost();
+      return [];
+    }
+  };
+
   for (const segment of segments(plan.steps)) {
     const versions = segment.map((e) => e.version.text);
     const transactional = segment[0]?.transactional === true;
@@ -130,24 +177,24 @@ export async function runPlan(options: RunOptions): Promise<void> {
     try {
       if (transactional) {
         await connection`begin`;
-        await connection`set local search_path to ${connection(where.schema)}`;
+        // One statement: the schema and the timeouts, all undone by the commit or rollback.
+        await connection`select set_config('search_path', quote_ident(${where.schema}), true),
+          set_config('lock_timeout', ${String(ddlLockTimeoutMs)}, true),
+          set_config('statement_timeout', coalesce(${statementTimeout}, current_setting('statement_timeout')), true)`;
       }
       if (!historyExists) await createHistory(connection, where);
       historyExists = true;
       if (!transactional) await connection`set search_path to ${connection(where.schema)}`;
-      try {
-        if (direction === "up") await umzug.up({ migrations: versions });
-        else await umzug.down({ migrations: versions });
-        await storage.flush(connection, where);
-      } finally {
-        if (!transactional) await connection`reset search_path`;
-      }
+      if (direction === "up") await umzug.up({ migrations: versions });
+      else await umzug.down({ migrations: versions });
+      await storage.flush(connection, where);
       if (transactional) await connection`commit`;
+      else await connection`reset search_path`;
     } catch (error) {
       // A failure outside a step (history write, commit) is charged to the segment's last migration.
       const entry = failed.step?.entry ?? (segment[segment.length - 1] as CatalogEntry);
       const cause = failed.step ? failed.step.error : error;
-      if (transactional && !isConnectionLost(cause)) await connection`rollback`.catch(() => {});
+      const leftInvalid = await recover(transactional);
       log({
         level: "error",
         event: "failed",
@@ -155,13 +202,19 @@ export async function runPlan(options: RunOptions): Promise<void> {
         direction,
         message: cause instanceof Error ? cause.message : String(cause),
       });
-      throw new MigrationFailedError({
+      const failure = {
         version: entry.version.text,
         name: entry.name,
         direction,
         committed,
+        invalidIndexes: leftInvalid,
         cause,
-      });
+      };
+      if ((cause as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE) {
+        const timeoutMs = transactional && ddlLockTimeoutMs > 0 ? ddlLockTimeoutMs : null;
+        throw new DdlLockTimeoutError({ ...failure, timeoutMs });
+      }
+      throw new MigrationFailedError(failure);
     }
     committed.push(...versions);
     log({ level: "info", event: "committed", versions });

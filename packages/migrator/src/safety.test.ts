@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { backends, historyVersions, tableMigration, tablesIn, useFreshSchema } from "../test/support.js";
+import { checksum } from "./checksum.js";
 import {
   ChecksumMismatchError,
   IrreversibleMigrationError,
@@ -131,23 +132,103 @@ describe.each(backends())("safety guarantees on $kind", ({ current }) => {
       });
       expect(await historyVersions(sql, schema)).toEqual(["1.0.0", "1.1.0"]);
     });
+
+    it("names the INVALID index a failed CREATE INDEX CONCURRENTLY leaves, in the error and in status", async () => {
+      const { sql } = current();
+      const schema = freshSchema();
+      const unique: Migration = {
+        ...index,
+        up: ({ sql }) => sql`create unique index concurrently "Users_Unique" on t_users (id)`,
+      };
+      await createMigrator({ sql, migrations: [users], schema }).migrate();
+      await sql`insert into ${sql(schema)}.t_users values (1), (1)`;
+      const migrator = createMigrator({ sql, migrations: [users, unique], schema });
+
+      const error = await migrator.migrate().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(MigrationFailedError);
+      expect(error).toMatchObject({ version: "1.1.0", invalidIndexes: [`${schema}."Users_Unique"`] });
+      expect((error as Error).message).toContain(`${schema}."Users_Unique"`);
+      expect((error as Error).message).toContain("DROP INDEX CONCURRENTLY");
+      expect((await migrator.status()).invalidIndexes).toEqual([`${schema}."Users_Unique"`]);
+
+      // The cleanup the README gives: drop it, fix the data, run again.
+      await sql.unsafe(`drop index concurrently ${schema}."Users_Unique"`);
+      await sql`delete from ${sql(schema)}.t_users`;
+      await expect(migrator.migrate()).resolves.toMatchObject({ applied: ["1.1.0"] });
+      expect((await migrator.status()).invalidIndexes).toEqual([]);
+    });
   });
 
   describe("drift, order and reversibility are checked before anything runs", () => {
-    it("refuses an applied migration whose source changed", async () => {
+    it("refuses an applied migration whose source or explicit checksum changed", async () => {
+      const { sql } = current();
+      const schema = freshSchema();
+      const withSource = { ...sessions, source: "create table t_sessions (id int)" };
+      const labelled = { ...messages, checksum: "messages-v1" };
+      await createMigrator({ sql, migrations: [users, withSource, labelled], schema }).migrate();
+      const next = tableMigration("1.3.0", "next");
+
+      for (const [edited, list] of [
+        ["1.1.0", [users, { ...withSource, source: "create table t_sessions (id bigint)" }, labelled, next]],
+        ["1.2.0", [users, withSource, { ...labelled, checksum: "messages-v2" }, next]],
+      ] as const) {
+        const error = await createMigrator({ sql, migrations: list, schema })
+          .migrate()
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(ChecksumMismatchError);
+        expect(error).toMatchObject({ code: "CHECKSUM_MISMATCH", version: edited });
+      }
+      expect(await tablesIn(sql, schema)).not.toContain("t_next");
+      expect(await historyVersions(sql, schema)).toEqual(["1.0.0", "1.1.0", "1.2.0"]);
+    });
+
+    it("does not check a code migration without source or checksum, however it is recompiled", async () => {
       const { sql } = current();
       const schema = freshSchema();
       await createMigrator({ sql, migrations: [users, sessions], schema }).migrate();
-      const edited: Migration = { ...sessions, up: ({ sql }) => sql`create table t_sessions (id bigint)` };
+      // What a minifier makes of `sessions`: other names, same effect.
+      const minified: Migration = {
+        ...sessions,
+        up: ({ sql: s }) => s`create table ${s("t_sessions")} (id int)`,
+      };
 
-      const error = await createMigrator({ sql, migrations: [users, edited, messages], schema })
-        .migrate()
-        .catch((e: unknown) => e);
+      await expect(
+        createMigrator({ sql, migrations: [users, minified, messages], schema }).migrate(),
+      ).resolves.toMatchObject({ applied: ["1.2.0"] });
+    });
 
-      expect(error).toBeInstanceOf(ChecksumMismatchError);
-      expect(error).toMatchObject({ code: "CHECKSUM_MISMATCH", version: "1.1.0" });
-      expect(await tablesIn(sql, schema)).not.toContain("t_messages");
-      expect(await historyVersions(sql, schema)).toEqual(["1.0.0", "1.1.0"]);
+    it("upgrades a history written by the code-fingerprinting versions without reporting drift", async () => {
+      const { sql } = current();
+      const schema = freshSchema();
+      const withSource = { ...sessions, source: "create table t_sessions (id int)" };
+      // The history table and rows as the earlier versions left them: `checksum text not null`, code
+      // migrations recorded with a hash of their compiled text, source migrations with a hash of the source.
+      await sql`create schema ${sql(schema)}`;
+      await sql`create table ${sql(schema)}.schema_migrations (
+        version text primary key, name text not null, checksum text not null,
+        applied_at timestamptz not null default now(), execution_ms integer not null)`;
+      await sql`create table ${sql(schema)}.t_users (id int)`;
+      await sql`create table ${sql(schema)}.t_sessions (id int)`;
+      await sql`insert into ${sql(schema)}.schema_migrations (version, name, checksum, execution_ms) values
+        ('1.0.0', 'users', ${checksum("async({sql})=>sql`create table t_users (id int)`")}, 1),
+        ('1.1.0', 'sessions', ${checksum("create table t_sessions (id int)")}, 1)`;
+
+      // A source migration still reports a changed source.
+      const editedSource = { ...withSource, source: "create table t_sessions (id bigint)" };
+      await expect(
+        createMigrator({ sql, migrations: [users, editedSource, messages], schema }).migrate(),
+      ).rejects.toBeInstanceOf(ChecksumMismatchError);
+
+      // The fingerprinted code migration is not drift; the next code migration is recorded without a checksum.
+      const migrator = createMigrator({ sql, migrations: [users, withSource, messages], schema });
+      await expect(migrator.migrate()).resolves.toMatchObject({ applied: ["1.2.0"] });
+      const status = await migrator.status();
+      expect(status.applied.map((row) => [row.version, row.checksum])).toEqual([
+        ["1.0.0", checksum("async({sql})=>sql`create table t_users (id int)`")],
+        ["1.1.0", checksum("create table t_sessions (id int)")],
+        ["1.2.0", null],
+      ]);
+      await expect(migrator.migrate({ to: "1.0.0" })).resolves.toMatchObject({ applied: ["1.2.0", "1.1.0"] });
     });
 
     it("refuses a database that has a version the code does not know", async () => {

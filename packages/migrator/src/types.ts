@@ -26,15 +26,24 @@ export interface Migration {
    * committing the migrations before it. Default `true`.
    */
   readonly transaction?: boolean;
-  /** The text the checksum is taken from. Default: `up.toString()`; `sqlMigrations` sets the up file's text. */
+  /**
+   * The text the drift checksum is taken from (its sha256); `sqlMigrations` sets the up file's text.
+   * Not together with `checksum`. Without either, the migration has no checksum and is not checked for drift.
+   */
   readonly source?: string;
+  /**
+   * The drift checksum itself, recorded as given (1-128 printable ASCII characters): change it when the
+   * migration's effect changes. Not together with `source`.
+   */
+  readonly checksum?: string;
 }
 
 /** A row of the history table. */
 export interface AppliedMigration {
   readonly version: string;
   readonly name: string;
-  readonly checksum: string;
+  /** `null`: applied without a checksum (a code migration with neither `source` nor `checksum`). */
+  readonly checksum: string | null;
   readonly appliedAt: Date;
   readonly executionMs: number;
 }
@@ -81,8 +90,19 @@ export interface MigratorOptions {
   readonly schema?: string;
   /** History table in `schema`. Default `"schema_migrations"`. */
   readonly table?: string;
-  /** How long `migrate()` waits for a connection and the lock. Default 30 000. */
+  /** How long `migrate()` waits for a connection and the migrator's own advisory lock. Default 30 000. */
   readonly lockTimeoutMs?: number;
+  /**
+   * `lock_timeout` of each transaction of the run: how long a migration's statement may wait for a lock
+   * on a table before the run fails with `DdlLockTimeoutError`. `0` waits forever. Default 5 000.
+   * `transaction: false` migrations run under the session's own setting instead.
+   */
+  readonly ddlLockTimeoutMs?: number;
+  /**
+   * `statement_timeout` of each transaction of the run. Default: unset, the session's own setting applies.
+   * `transaction: false` migrations run under the session's own setting instead.
+   */
+  readonly statementTimeoutMs?: number;
   readonly logger?: MigratorLogger;
 }
 
@@ -93,6 +113,11 @@ export interface MigrationStatus {
   readonly applied: AppliedMigration[];
   /** Migrations in the list that are not applied, in version order. */
   readonly pending: Migration[];
+  /**
+   * `schema.index` of every index in the schema that is not valid: left by a failed `CREATE INDEX
+   * CONCURRENTLY` (or still being built by one).
+   */
+  readonly invalidIndexes: string[];
 }
 
 export interface MigrateOptions {

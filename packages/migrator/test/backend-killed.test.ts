@@ -1,4 +1,4 @@
-import type postgres from "postgres";
+import postgres from "postgres";
 import { describe, expect, it } from "vitest";
 import { createMigrator } from "../src/migrator.js";
 import type { Migration } from "../src/types.js";
@@ -80,6 +80,52 @@ describe.skipIf(!TEST_DATABASE_URL)(
       });
       await expectPoolUsable(sql);
       expect(await historyVersions(sql, schema)).toEqual(["1.0.0"]);
+    });
+
+    it("still rolls back and unlocks when a different connection dies inside up", async () => {
+      const { sql, url } = current();
+      const schema = freshSchema();
+      const users = tableMigration("1.0.0", "users");
+      await createMigrator({ sql, schema, migrations: [users] }).migrate();
+      // The migration's own work on a second pooled connection, whose backend is terminated: its
+      // CONNECTION_CLOSED says nothing about the run's connection, which must still roll back and unlock.
+      const sideConnectionDies: Migration = {
+        version: "1.1.0",
+        name: "side_connection_dies",
+        up: async ({ sql: run }) => {
+          await run`create table t_side (id int)`;
+          const side = await sql.reserve();
+          try {
+            const [row] = await side<{ pid: number }[]>`select pg_backend_pid() as pid`;
+            await run`select pg_terminate_backend(${row?.pid ?? 0})`;
+            await side`select 1`;
+          } finally {
+            side.release();
+          }
+        },
+      };
+      const error = await createMigrator({ sql, schema, migrations: [users, sideConnectionDies] })
+        .migrate()
+        .catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: "MIGRATION_FAILED", version: "1.1.0" });
+      // The side connection's loss, as postgres.js reports it (reset while reading, or closed).
+      expect(["ECONNRESET", "CONNECTION_CLOSED"]).toContain(
+        ((error as Error).cause as { code: string }).code,
+      );
+
+      // Another session can take the run's advisory lock at once: it was released, not left with a
+      // connection that went back to the pool still inside the failed transaction.
+      const other = postgres(url, { max: 1, onnotice: () => {} });
+      try {
+        const key = `${schema}.schema_migrations`;
+        const [row] = await other<{ locked: boolean }[]>`
+          select pg_try_advisory_lock(hashtext('@agent-platform/migrator'), hashtext(${key})) as locked`;
+        expect(row?.locked).toBe(true);
+      } finally {
+        await other.end({ timeout: 5 });
+      }
+      expect(await tablesIn(sql, schema)).toEqual(["schema_migrations", "t_users"]);
+      await expectPoolUsable(sql);
     });
   },
 );
