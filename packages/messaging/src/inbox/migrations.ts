@@ -4,10 +4,14 @@ import type { Migration } from "@agent-platform/migrator";
 export const INBOX_SCHEMA = "messaging";
 export const INBOX_HISTORY_TABLE = "inbox_schema_history";
 
+// Each migration's `checksum` is the one earlier migrator builds recorded for it (a hash of its compiled
+// code), so databases they migrated keep matching and an edit still cannot slip through unnoticed: an
+// applied migration is never edited, a change is a new migration with a checksum of its own.
 export const inboxMigrations: readonly Migration[] = [
   {
     version: "1.0.0",
     name: "inbox",
+    checksum: "665aa7c36849070f84a5dbc1a6c3751acb0d4a646a3145ae973f0631bf242fd8",
     async up({ sql }) {
       await sql.unsafe(`
         CREATE SCHEMA IF NOT EXISTS messaging;
@@ -45,6 +49,7 @@ export const inboxMigrations: readonly Migration[] = [
   {
     version: "1.1.0",
     name: "rejected_status",
+    checksum: "8511bf22b96dfd02c3bda1015d9e0b2979e1cb24120076faa6611acb60779f52",
     // Messages that break the per-message limits are recorded as `rejected` rows, never claimed by a worker.
     async up({ sql }) {
       await sql.unsafe(`
