@@ -27,6 +27,10 @@ Options:
   --schema NAME          schema the migrations run in (default: public)
   --table NAME           history table in that schema (default: schema_migrations)
   --lock-timeout-ms MS   how long to wait for another run's lock (default: 30000)
+  --ddl-lock-timeout-ms MS
+                         how long a migration may wait for a lock on a table (default: 5000; 0: no limit)
+  --statement-timeout-ms MS
+                         statement_timeout of the run's transactions (default: the server's)
   --dry-run              print the plan, change nothing (up, down)
   --json                 print JSON instead of text
   --with-sql             status --json: include each migration's SQL text
@@ -52,6 +56,8 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<
         schema: { type: "string" },
         table: { type: "string" },
         "lock-timeout-ms": { type: "string" },
+        "ddl-lock-timeout-ms": { type: "string" },
+        "statement-timeout-ms": { type: "string" },
         to: { type: "string" },
         steps: { type: "string" },
         version: { type: "string" },
@@ -99,13 +105,12 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<
     }
     const url = values["database-url"] ?? env.DATABASE_URL;
     if (!url) throw new UsageError("no database: pass --database-url or set DATABASE_URL");
-    const lockTimeout = values["lock-timeout-ms"];
-    if (lockTimeout !== undefined && !/^\d+$/.test(lockTimeout)) {
-      throw new UsageError(
-        `--lock-timeout-ms needs a whole number of milliseconds, got ${JSON.stringify(lockTimeout)}`,
-      );
-    }
-    const lockTimeoutMs = lockTimeout === undefined ? undefined : Number(lockTimeout);
+    // The migrator checks the range: one rule for the library and the CLI.
+    const timeouts = {
+      lockTimeoutMs: milliseconds(values, "lock-timeout-ms"),
+      ddlLockTimeoutMs: milliseconds(values, "ddl-lock-timeout-ms"),
+      statementTimeoutMs: milliseconds(values, "statement-timeout-ms"),
+    };
 
     const dir = resolve(values.dir);
     const migrations = sqlMigrations(dir);
@@ -117,7 +122,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<
         migrations,
         ...(values.schema === undefined ? {} : { schema: values.schema }),
         ...(values.table === undefined ? {} : { table: values.table }),
-        ...(lockTimeoutMs === undefined ? {} : { lockTimeoutMs }),
+        ...Object.fromEntries(Object.entries(timeouts).filter(([, value]) => value !== undefined)),
       });
       if (command === "status") {
         const status = await migrator.status();
@@ -157,6 +162,16 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<
   }
 }
 
+/** A `--*-ms` option as a number; digits only, so `1e3`, `0x10` or `-1` are refused as written. */
+function milliseconds(values: Record<string, unknown>, flag: string): number | undefined {
+  const text = values[flag];
+  if (text === undefined) return undefined;
+  if (typeof text !== "string" || !/^\d{1,16}$/.test(text)) {
+    throw new UsageError(`--${flag} needs a whole number of milliseconds, got ${JSON.stringify(text)}`);
+  }
+  return Number(text);
+}
+
 /** A one-line reason, also for errors whose message is empty (e.g. an AggregateError from connect). */
 function describe(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
@@ -173,6 +188,12 @@ function formatStatus(status: MigrationStatus): string {
   }
   lines.push(status.pending.length ? "pending:" : "pending: (none)");
   for (const m of status.pending) lines.push(`  ${m.version.replace(/^v/, "")}  ${m.name}`);
+  if (status.invalidIndexes.length) {
+    lines.push(
+      "invalid indexes (left by a failed CREATE INDEX CONCURRENTLY; DROP INDEX CONCURRENTLY, then re-run):",
+    );
+    for (const name of status.invalidIndexes) lines.push(`  ${name}`);
+  }
   return lines.join("\n");
 }
 
@@ -182,6 +203,7 @@ function statusJson(status: MigrationStatus, withSql: boolean) {
     current: status.current,
     latest: status.latest,
     applied: status.applied.map((m) => ({ ...m, state: "applied" })),
+    invalidIndexes: status.invalidIndexes,
     pending: status.pending.map((m) => ({
       version: m.version.replace(/^v/, ""),
       name: m.name,

@@ -66,11 +66,36 @@ describe("platform-migrate without a database", () => {
       ["up", "--lock-timeout-ms", "soon", "--database-url", "postgres://x@127.0.0.1/x"],
       /--lock-timeout-ms needs a whole number of milliseconds/,
     ],
+    [
+      ["up", "--ddl-lock-timeout-ms", "1e3", "--database-url", "postgres://x@127.0.0.1/x"],
+      /--ddl-lock-timeout-ms needs a whole number of milliseconds, got "1e3"/,
+    ],
+    [
+      ["up", "--statement-timeout-ms=-5", "--database-url", "postgres://x@127.0.0.1/x"],
+      /--statement-timeout-ms needs a whole number of milliseconds, got "-5"/,
+    ],
   ])("exits 2 with the usage for %j", async (args, message) => {
     const run = await cli(args);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(message);
     expect(run.stderr).toContain("Usage: platform-migrate");
+  });
+
+  it.each([
+    ["--ddl-lock-timeout-ms", "ddlLockTimeoutMs"],
+    ["--statement-timeout-ms", "statementTimeoutMs"],
+    ["--lock-timeout-ms", "lockTimeoutMs"],
+  ])("exits 1 with INVALID_OPTIONS for %s beyond what PostgreSQL takes", async (flag, option) => {
+    const run = await cli(["up", "--json", flag, "2147483648", "--dir", dir], {
+      DATABASE_URL: "postgres://postgres@127.0.0.1:1/none",
+    });
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stderr)).toEqual({
+      error: {
+        code: "INVALID_OPTIONS",
+        message: `\`${option}\` must be a whole number of milliseconds from 0 to 2147483647; got 2147483648`,
+      },
+    });
   });
 
   it("exits 1 with one line, no stack, when the database is unreachable", async () => {
@@ -244,6 +269,68 @@ describe.skipIf(!TEST_DATABASE_URL)("platform-migrate end to end on real Postgre
       expect(await tablesIn(sql, schema)).toEqual([]);
     } finally {
       rmSync(broken, { recursive: true, force: true });
+    }
+  });
+  it("exits 1 with DDL_LOCK_TIMEOUT when another session holds a table the migration changes", async () => {
+    const { sql, url } = current();
+    const schema = freshSchema();
+    const common = ["--dir", dir, "--schema", schema, "--database-url", url];
+    await cli(["up", "--to", "1.0.0", ...common]);
+    const holder = await sql.reserve();
+    try {
+      await holder`begin`;
+      await holder`lock table ${sql(schema)}.users in access exclusive mode`;
+      const altering = mkdtempSync(join(tmpdir(), "migrator-cli-lock-"));
+      try {
+        writeFileSync(join(altering, "1.0.0_users.up.sql"), "create table users (id int);");
+        writeFileSync(join(altering, "1.1.0_email.up.sql"), "alter table users add column email text;");
+        const run = await cli([
+          "up",
+          "--json",
+          "--ddl-lock-timeout-ms",
+          "300",
+          ...common.map((arg) => (arg === dir ? altering : arg)),
+        ]);
+        expect(run.code).toBe(1);
+        const { error } = JSON.parse(run.stderr);
+        expect(error.code).toBe("DDL_LOCK_TIMEOUT");
+        expect(error.message).toMatch(/^Migration 1\.1\.0 \(email\) could not lock .* within 300 ms/);
+      } finally {
+        rmSync(altering, { recursive: true, force: true });
+      }
+    } finally {
+      await holder`rollback`;
+      holder.release();
+    }
+    expect(await historyVersions(sql, schema)).toEqual(["1.0.0"]);
+  });
+
+  it("names the INVALID index of a failed concurrent build in the error and in status", async () => {
+    const { url } = current();
+    const schema = freshSchema();
+    const indexing = mkdtempSync(join(tmpdir(), "migrator-cli-index-"));
+    try {
+      writeFileSync(
+        join(indexing, "1.0.0_users.up.sql"),
+        "create table users (id int); insert into users values (1), (1);",
+      );
+      writeFileSync(
+        join(indexing, "1.1.0_unique.up.sql"),
+        "-- platform-migrate: no-transaction\ncreate unique index concurrently users_id on users (id);",
+      );
+      const common = ["--dir", indexing, "--schema", schema, "--database-url", url];
+      const run = await cli(["up", ...common]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`INVALID indexes left in the schema: ${schema}.users_id`);
+
+      const text = await cli(["status", ...common]);
+      expect(text.stdout).toMatch(
+        new RegExp(`invalid indexes \\(.*DROP INDEX CONCURRENTLY.*\\):\\n {2}${schema}\\.users_id`),
+      );
+      const json = JSON.parse((await cli(["status", "--json", ...common])).stdout);
+      expect(json.invalidIndexes).toEqual([`${schema}.users_id`]);
+    } finally {
+      rmSync(indexing, { recursive: true, force: true });
     }
   });
 });
