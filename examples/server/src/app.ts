@@ -101,7 +101,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     const logger = c.get("logger") ?? deps.logger;
     if (error instanceof ApiError) {
       if (error.status >= 500) logger.error({ detail: error.detail }, "request error");
-      return errorResponse(c, error.status, error.detail);
+      return errorResponse(c, error.status, error.detail, error.retryAfterSeconds);
     }
     if (error instanceof HTTPException && isErrorStatus(error.status) && error.status < 500) {
       return errorResponse(c, error.status, error.message || "Bad request");

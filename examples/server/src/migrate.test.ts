@@ -16,12 +16,22 @@ describe("migrationErrorToApi", () => {
     ["UNKNOWN_APPLIED_VERSION", 400, "BAD_REQUEST"],
     ["OUT_OF_ORDER", 400, "BAD_REQUEST"],
     ["MIGRATION_FAILED", 500, "INTERNAL_SERVER_ERROR"],
+    ["DDL_LOCK_TIMEOUT", 503, "SERVICE_UNAVAILABLE"],
     ["LOCK_TIMEOUT", 500, "INTERNAL_SERVER_ERROR"],
     ["ECONNREFUSED", 500, "INTERNAL_SERVER_ERROR"],
   ])("maps %s to %i %s", (code, status, errorCode) => {
     const error = migrationErrorToApi(migratorError(code), "9.9.9", KNOWN);
     expect(error.status).toBe(status);
     expect(error.errorCode).toBe(errorCode);
+  });
+
+  it("tells the client when to retry a migration blocked by another session's lock, and only then", () => {
+    expect(migrationErrorToApi(migratorError("DDL_LOCK_TIMEOUT"), undefined, KNOWN).retryAfterSeconds).toBe(
+      5,
+    );
+    expect(migrationErrorToApi(migratorError("MIGRATION_FAILED"), undefined, KNOWN).retryAfterSeconds).toBe(
+      undefined,
+    );
   });
 
   it("words the details", () => {

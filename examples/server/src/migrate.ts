@@ -49,8 +49,17 @@ export function versionProblem(target: string): string | undefined {
 }
 
 /**
- * The HTTP answer to a migrator error, by its stable `code`. Everything else (MIGRATION_FAILED, LOCK_TIMEOUT,
- * a lost connection) is a failed migration: the migrator's transaction leaves the database where it was.
+ * How long a client should wait before retrying a migration blocked by another session's table lock: the
+ * migrator's default lock wait, so a retry comes after at least one more timeout's worth of progress.
+ */
+export const DDL_LOCK_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The HTTP answer to a migrator error, by its stable `code`. DDL_LOCK_TIMEOUT is 503 with `Retry-After`:
+ * the request was fine and nothing was applied, the database was busy (another session held a table the
+ * migration alters), so the same request is expected to succeed later; 409 would tell the client to change
+ * something first. Everything else (MIGRATION_FAILED, LOCK_TIMEOUT, a lost connection) is a failed
+ * migration: the migrator's transaction leaves the database where it was.
  */
 export function migrationErrorToApi(
   error: unknown,
@@ -67,6 +76,8 @@ export function migrationErrorToApi(
     case "UNKNOWN_APPLIED_VERSION":
     case "OUT_OF_ORDER":
       return new ApiError(400, messageOf(error));
+    case "DDL_LOCK_TIMEOUT":
+      return new ApiError(503, messageOf(error), DDL_LOCK_RETRY_AFTER_SECONDS);
     default:
       return new ApiError(500, `Failed to migrate database: ${messageOf(error)}`);
   }

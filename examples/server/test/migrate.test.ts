@@ -176,6 +176,37 @@ describe.each(BACKENDS)("POST /databases/{db_id}/migrate on %s", (backend) => {
       expect(result.body).toMatchObject({ message: "Database migrated successfully to version 2.5.6" });
     }
   });
+
+  // PGlite has one session, so no other session can hold a lock there.
+  it.skipIf(backend !== "postgres")(
+    "503 with Retry-After when another session holds a table the migration alters, and nothing applied",
+    async () => {
+      expect((await migrate("?target_version=2.5.0")).status).toBe(200);
+      const holder = await server.sql().reserve();
+      try {
+        await holder`BEGIN`;
+        // A reader's lock is enough to block 2.5.6's ALTER TABLE knowledge.
+        await holder`LOCK TABLE knowledge IN ACCESS SHARE MODE`;
+        const started = performance.now();
+        const result = await migrate();
+        // The migrator's default ddlLockTimeoutMs, then the answer.
+        expect(performance.now() - started).toBeGreaterThanOrEqual(5_000);
+        const detail = expectError(result, 503, "SERVICE_UNAVAILABLE");
+        expect(detail).toMatch(
+          /^Migration 2\.5\.6 \(knowledge_content_hash\) could not lock .* within 5000 ms/,
+        );
+        expect(detail).toContain("retry");
+        expect(result.headers.get("retry-after")).toBe("5");
+      } finally {
+        await holder`ROLLBACK`;
+        holder.release();
+      }
+      expect((await status()).current).toBe("2.5.0");
+      expect(await columns("knowledge")).not.toContain("content_hash");
+      expect((await migrate()).body).toMatchObject({ to_version: "2.5.6", applied: ["2.5.6"] });
+    },
+    20_000,
+  );
 });
 
 describe("POST /databases/{db_id}/migrate through an irreversible step", () => {

@@ -22,12 +22,16 @@ export interface ErrorBody {
   error_code: string;
 }
 
-/** Thrown by route handlers; the app's error handler turns it into `{detail, error_code}`. */
+/**
+ * Thrown by route handlers; the app's error handler turns it into `{detail, error_code}`, with a
+ * `Retry-After` header when the condition is transient and `retryAfterSeconds` says when to try again.
+ */
 export class ApiError extends Error {
   readonly errorCode: string;
   constructor(
     readonly status: ErrorStatus,
     readonly detail: string,
+    readonly retryAfterSeconds?: number,
   ) {
     super(detail);
     this.name = "ApiError";
@@ -35,8 +39,14 @@ export class ApiError extends Error {
   }
 }
 
-export function errorResponse(c: Context, status: ErrorStatus, detail: string): Response {
+export function errorResponse(
+  c: Context,
+  status: ErrorStatus,
+  detail: string,
+  retryAfterSeconds?: number,
+): Response {
   const body: ErrorBody = { detail, error_code: ERROR_CODES[status] };
+  if (retryAfterSeconds !== undefined) c.header("Retry-After", String(retryAfterSeconds));
   return c.json(body, status as ContentfulStatusCode);
 }
 

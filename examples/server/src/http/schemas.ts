@@ -39,6 +39,11 @@ export const HeadersTooLargeResponse = namedErrorBody(
   ERROR_CODES[431],
   "Request header fields too large",
 );
+export const MigrationBlockedResponse = namedErrorBody(
+  "MigrationBlockedResponse",
+  ERROR_CODES[503],
+  "Migration 2.5.6 (knowledge_content_hash) could not lock a relation it changes within 5000 ms while running up: another session holds a conflicting lock. Its transaction was rolled back; retry when that session is done",
+);
 export const ServiceUnavailableResponse = namedErrorBody(
   "ServiceUnavailableResponse",
   ERROR_CODES[503],

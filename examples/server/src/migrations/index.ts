@@ -4,8 +4,8 @@ import { type Migration, sqlMigrations } from "@agent-platform/migrator";
 /**
  * The platform store's schema (sessions, memories, metrics, evals, knowledge, approvals) as SQL file pairs
  * beside this module. SQL files rather than code migrations: the drift checksum is taken from the file
- * text, which is the same under tsx, vitest and a bundler, whereas a code migration's checksum is its
- * compiled `up.toString()`, which changes when the toolchain does and would report false drift.
+ * text, which is the same under tsx, vitest and a bundler, whereas a code migration is checked only by a
+ * `checksum` label its author must remember to change.
  */
 export function platformMigrations(): Migration[] {
   return sqlMigrations(fileURLToPath(new URL(".", import.meta.url)));

@@ -11,6 +11,7 @@ import {
   ForbiddenResponse,
   InternalServerErrorResponse,
   MigrateAllResult,
+  MigrationBlockedResponse,
   MigrationResult,
   MigrationStatus,
   NotFoundResponse,
@@ -103,6 +104,15 @@ const migrateRoute = createRoute({
       "Validation Error: a bad db_id or target_version, an unknown query parameter, or a request body",
     ),
     500: json(InternalServerErrorResponse, "Failed to migrate database; it stays at its previous version"),
+    503: {
+      ...json(
+        MigrationBlockedResponse,
+        "Another session held a table the migration alters for longer than the lock timeout; nothing was applied. Retry after `Retry-After` seconds",
+      ),
+      headers: z.object({
+        "Retry-After": z.string().openapi({ description: "Seconds to wait before retrying", example: "5" }),
+      }),
+    },
   },
 });
 
