@@ -124,7 +124,7 @@ export class DdlLockTimeoutError extends MigrationStepError {
     const waited = details.timeoutMs === null ? "its lock timeout" : `${details.timeoutMs} ms`;
     super(
       details,
-      `could not lock ${relation ?? "a relation it changes"} within ${waited} while running ${details.direction}: another session holds a conflicting lock. Its transaction was rolled back; retry when that session is done`,
+      `could not lock ${relation ?? "a relation it changes"} within ${waited} while running ${details.direction}: another session holds a conflicting lock; retry when that session is done`,
     );
     this.timeoutMs = details.timeoutMs;
     this.relation = relation;

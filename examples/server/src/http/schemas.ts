@@ -42,7 +42,7 @@ export const HeadersTooLargeResponse = namedErrorBody(
 export const MigrationBlockedResponse = namedErrorBody(
   "MigrationBlockedResponse",
   ERROR_CODES[503],
-  "Migration 2.5.6 (knowledge_content_hash) could not lock a relation it changes within 5000 ms while running up: another session holds a conflicting lock. Its transaction was rolled back; retry when that session is done",
+  "Migration 2.5.6 (knowledge_content_hash) could not lock a relation it changes within 5000 ms while running up: another session holds a conflicting lock; retry when that session is done",
 );
 export const ServiceUnavailableResponse = namedErrorBody(
   "ServiceUnavailableResponse",
