@@ -1,3 +1,4 @@
+import { field, list, location, type Node, strings, unwrap } from "./ast.js";
 import type { AstNode } from "./parser.js";
 import type { LintRuleId } from "./rules.js";
 
@@ -16,27 +17,6 @@ export class FileState {
   lockTimeoutReported = false;
   constructor(readonly transactional: boolean) {}
 }
-
-// PostgreSQL truncates identifiers to NAMEDATALEN - 1 bytes.
-const MAX_IDENTIFIER_BYTES = 63;
-
-type Node = Record<string, unknown>;
-
-const field = (node: unknown, key: string): unknown =>
-  typeof node === "object" && node !== null ? (node as Node)[key] : undefined;
-const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
-const location = (node: unknown): number | undefined => {
-  const at = field(node, "location");
-  return typeof at === "number" && at >= 0 ? at : undefined;
-};
-/** `{ Kind: body }` -> [Kind, body]. */
-const unwrap = (node: unknown): [string, Node] => {
-  const [entry] = Object.entries((node ?? {}) as Node);
-  return entry ? [entry[0], (entry[1] ?? {}) as Node] : ["", {}];
-};
-/** The `sval`s of a list of `{ String: { sval } }` nodes. */
-const strings = (value: unknown): string[] =>
-  list(value).map((item) => String(field(field(item, "String"), "sval") ?? ""));
 
 /** `schema.table` or `table`: migrations run with the search path set to their schema. */
 function tableKey(relation: unknown): string {
@@ -377,86 +357,4 @@ function addConstraint(table: string, constraint: Node | undefined, report: Repo
       }
       break;
   }
-}
-
-// Fields and lists of the parse tree that hold identifiers (PostgreSQL truncates each to 63 bytes).
-const IDENTIFIER_FIELDS = new Set([
-  "relname",
-  "schemaname",
-  "colname",
-  "idxname",
-  "conname",
-  "indexname",
-  "newname",
-  "subname",
-  "aliasname",
-  "trigname",
-  "policy_name",
-  "extname",
-  "dbname",
-]);
-const IDENTIFIER_LISTS = new Set([
-  "names",
-  "funcname",
-  "fields",
-  "items",
-  "colnames",
-  "keys",
-  "pk_attrs",
-  "fk_attrs",
-]);
-const IDENTIFIER_NODES = new Set(["IndexElem", "ColumnDef", "AlterTableCmd"]);
-
-const columnName = (column: Node) =>
-  typeof column.colname === "string" ? `the column ${column.colname}` : "the column's new type";
-
-/** Identifiers over 63 bytes and column types to avoid, anywhere in a statement. */
-export function checkNames(stmt: AstNode, at: number): RawFinding[] {
-  const findings: RawFinding[] = [];
-  const tooLong = (name: string, where: number) => {
-    const bytes = Buffer.byteLength(name, "utf8");
-    if (bytes > MAX_IDENTIFIER_BYTES) {
-      findings.push({
-        rule: "identifier-too-long",
-        at: where,
-        message: `the identifier ${JSON.stringify(name)} is ${bytes} bytes; PostgreSQL keeps only the first ${MAX_IDENTIFIER_BYTES}`,
-      });
-    }
-  };
-  const walk = (value: unknown, parentKey: string, near: number): void => {
-    if (Array.isArray(value)) {
-      for (const item of value) walk(item, parentKey, near);
-      return;
-    }
-    if (typeof value !== "object" || value === null) return;
-    const node = value as Node;
-    const here = location(node) ?? near;
-    if (parentKey === "ColumnDef") {
-      const type = strings(field(node.typeName, "names")).at(-1);
-      const typeAt = location(node.typeName) ?? here;
-      if (type === "timestamp") {
-        findings.push({
-          rule: "prefer-timestamptz",
-          at: typeAt,
-          message: `${columnName(node)} is timestamp without time zone`,
-        });
-      } else if (type === "bpchar") {
-        findings.push({ rule: "ban-char-field", at: typeAt, message: `${columnName(node)} is char(n)` });
-      }
-    }
-    for (const [key, child] of Object.entries(node)) {
-      // An option's value (a function body, a storage parameter) is text, not a name.
-      if (parentKey === "DefElem" && key === "arg") continue;
-      if (typeof child === "string") {
-        if (IDENTIFIER_FIELDS.has(key) || (key === "name" && IDENTIFIER_NODES.has(parentKey)))
-          tooLong(child, here);
-      } else if (key === "String" && IDENTIFIER_LISTS.has(parentKey)) {
-        tooLong(String(field(child, "sval") ?? ""), here);
-      } else {
-        walk(child, key, here);
-      }
-    }
-  };
-  walk(stmt, "", at);
-  return findings;
 }

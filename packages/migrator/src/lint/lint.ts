@@ -1,7 +1,8 @@
 import { join } from "node:path";
 import { sqlMigrations } from "../sql-files.js";
 import { compareVersions, parseVersion } from "../version.js";
-import { checkNames, checkStatement, FileState, type RawFinding } from "./checks.js";
+import { checkStatement, FileState, type RawFinding } from "./checks.js";
+import { checkNames } from "./names.js";
 import { parseSql } from "./parser.js";
 import { SourcePositions } from "./positions.js";
 import { type LintRuleId, type LintSeverity, ruleById } from "./rules.js";
@@ -102,11 +103,15 @@ async function lintSource(source: string, transactional: boolean): Promise<Place
   }
   const raw: RawFinding[] = [];
   const state = new FileState(transactional);
+  // PostgreSQL lowers only ASCII letters in unquoted identifiers.
+  const lowered = Buffer.from(
+    positions.bytes.map((byte) => (byte >= 0x41 && byte <= 0x5a ? byte + 0x20 : byte)),
+  );
   parsed.statements.forEach(({ stmt, start, end }, index) => {
     const trivia = readTrivia(positions.bytes, start, end);
     const statementFindings = [
       ...checkStatement(stmt, trivia.firstToken, state),
-      ...checkNames(stmt, trivia.firstToken),
+      ...checkNames(stmt, trivia.firstToken, { bytes: positions.bytes, lowered, start, end }),
     ];
     if (!transactional && index === 1) {
       statementFindings.push({
