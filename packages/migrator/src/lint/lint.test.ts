@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -135,6 +135,14 @@ describe("lint rules", () => {
   it("every rule has a case here (file-too-large has its own test)", () => {
     const covered = new Set<string>([...cases.map(([rule]) => rule), "file-too-large"]);
     expect(lintRules.map((rule) => rule.id).filter((id) => !covered.has(id))).toEqual([]);
+  });
+
+  it("the README's rule table lists exactly these rules, with their severities and silenceability", () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const rows = [...readme.matchAll(/^\| `([a-z-]+)`( ¹)? \| (error|warning) \|/gm)];
+    expect(rows.map(([, id, mark, severity]) => [id, severity, mark === undefined])).toEqual(
+      lintRules.map((rule) => [rule.id, rule.severity, rule.silenceable]),
+    );
   });
 
   it.each(cases)(
