@@ -139,7 +139,7 @@ describe("lint rules", () => {
 
   it("the README's rule table lists exactly these rules, with their severities and silenceability", () => {
     const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-    const rows = [...readme.matchAll(/^\| `([a-z-]+)`( ¹)? \| (error|warning) \|/gm)];
+    const rows = [...readme.matchAll(/^\| `([a-z-]+)`( ¹)? *\| (error|warning) *\|/gm)];
     expect(rows.map(([, id, mark, severity]) => [id, severity, mark === undefined])).toEqual(
       lintRules.map((rule) => [rule.id, rule.severity, rule.silenceable]),
     );
