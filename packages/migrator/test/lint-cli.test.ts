@@ -1,6 +1,8 @@
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { cli, requireBuiltCli } from "./cli-process.js";
 
@@ -99,5 +101,20 @@ describe("platform-migrate lint", () => {
     const version = await cli(["lint", clean, "--start-after", "latest", "--json"]);
     expect(version.code).toBe(1);
     expect(JSON.parse(version.stderr)).toMatchObject({ error: { code: "INVALID_VERSION" } });
+  });
+});
+
+describe("lint() and the parser's WebAssembly", () => {
+  it("are not loaded by importing the package, only by the first lint() call", () => {
+    const script = `
+      const loaded = () => Object.keys(require.cache).some((file) => file.includes("libpg-query"));
+      const { lint } = require(${JSON.stringify(fileURLToPath(new URL("../dist/index.cjs", import.meta.url)))});
+      const before = loaded();
+      lint(${JSON.stringify(clean)}).then(() => console.log(JSON.stringify([before, loaded()])));
+    `;
+    expect(JSON.parse(execFileSync(process.execPath, ["-e", script], { encoding: "utf8" }))).toEqual([
+      false,
+      true,
+    ]);
   });
 });
