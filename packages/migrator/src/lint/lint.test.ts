@@ -261,6 +261,16 @@ describe("lint positions", () => {
     expect(report.errors).toBe(1);
   });
 
+  it("a NUL character is a parse error where it is, not the end of the file", async () => {
+    const report = await lintOne("select 1;\n  \u0000 drop table accounts;");
+    expect(report.findings).toMatchObject([{ rule: "parse-error", line: 2, column: 3 }]);
+  });
+
+  it("nesting deeper than the parser's stack is a parse error, not a crash", async () => {
+    const report = await lintOne(`select ${"(".repeat(20_000)}1${")".repeat(20_000)};`);
+    expect(report.findings).toMatchObject([{ rule: "parse-error", line: 1 }]);
+  });
+
   it("an unterminated string is a parse error too", async () => {
     const report = await lintOne("select 1;\nselect 'abc");
     expect(report.findings).toMatchObject([{ rule: "parse-error", line: 2, column: 8 }]);

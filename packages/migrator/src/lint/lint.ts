@@ -96,6 +96,17 @@ async function lintSource(source: string, transactional: boolean): Promise<Place
     ];
   }
   const positions = new SourcePositions(source);
+  // The parser reads a C string and would silently ignore everything after a NUL.
+  const nul = positions.bytes.indexOf(0);
+  if (nul !== -1) {
+    return [
+      {
+        rule: "parse-error",
+        ...positions.atByte(nul),
+        message: "a NUL character, which a query cannot hold",
+      },
+    ];
+  }
   const parsed = await parseSql(source, bytes);
   if (!parsed.ok) {
     const at = parsed.cursor === undefined ? { line: 1, column: 1 } : positions.atCharacter(parsed.cursor);
