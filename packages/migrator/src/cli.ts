@@ -4,6 +4,8 @@ import postgres from "postgres";
 import { checksumOf } from "./checksum.js";
 import { createMigrationFiles } from "./create.js";
 import { MigratorError } from "./errors.js";
+import { formatLintReport } from "./lint/format.js";
+import { lint } from "./lint/lint.js";
 import { createMigrator } from "./migrator.js";
 import { BASE } from "./plan.js";
 import { sqlMigrations } from "./sql-files.js";
@@ -20,6 +22,9 @@ Commands:
   create <name> [--version V]
                          write <version>_<name>.up.sql and .down.sql in --dir (default version: the
                          next patch after the highest existing one)
+  lint [DIR] [--start-after V]
+                         check the up files of DIR (default: --dir) for unsafe migrations on PostgreSQL's
+                         parser, only those above V if given; exit status 1 on any error finding
 
 Options:
   --database-url URL     PostgreSQL connection string (default: $DATABASE_URL)
@@ -61,6 +66,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<
         to: { type: "string" },
         steps: { type: "string" },
         version: { type: "string" },
+        "start-after": { type: "string" },
         "with-sql": { type: "boolean", default: false },
         "dry-run": { type: "boolean", default: false },
         json: { type: "boolean", default: false },
@@ -81,6 +87,24 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<
       io.out(json ? JSON.stringify(written, null, 2) : `Created ${written.up}\nCreated ${written.down}`);
       return 0;
     }
+    if (command === "lint") {
+      const [dir, ...rest] = extra;
+      if (rest.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(rest[0])}`);
+      const { to, steps, version, schema, table } = values;
+      if (
+        [to, steps, version, schema, table, values["database-url"]].some((v) => v !== undefined) ||
+        values["dry-run"] ||
+        values["with-sql"]
+      ) {
+        throw new UsageError("lint takes only [DIR] (or --dir), --start-after and --json");
+      }
+      const report = await lint(dir ?? values.dir, {
+        ...(values["start-after"] === undefined ? {} : { startAfter: values["start-after"] }),
+      });
+      io.out(json ? JSON.stringify(report, null, 2) : formatLintReport(report));
+      return report.errors > 0 ? 1 : 0;
+    }
+    if (values["start-after"] !== undefined) throw new UsageError("--start-after is for lint");
     if (command !== "status" && command !== "up" && command !== "down") {
       throw new UsageError(command ? `unknown command ${JSON.stringify(command)}` : "missing command");
     }

@@ -1,12 +1,10 @@
-import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import { cli, requireBuiltCli } from "./cli-process.js";
 import { historyVersions, TEST_DATABASE_URL, tablesIn, useBackend, useFreshSchema } from "./support.js";
 
-const bin = fileURLToPath(new URL("../bin/platform-migrate.js", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "migrator-cli-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 writeFileSync(join(dir, "1.0.0_users.up.sql"), "create table users (id int);");
@@ -16,28 +14,7 @@ writeFileSync(join(dir, "1.1.0_sessions.down.sql"), "drop table sessions;");
 writeFileSync(join(dir, "1.2.0_messages.up.sql"), "create table messages (id int);");
 writeFileSync(join(dir, "1.2.0_messages.down.sql"), "drop table messages;");
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      { env: { ...process.env, DATABASE_URL: "", ...env } },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
-    );
-  });
-}
-
-beforeAll(() => {
-  if (!existsSync(fileURLToPath(new URL("../dist/cli.js", import.meta.url)))) {
-    throw new Error("dist/cli.js is missing: run `pnpm --filter @agent-platform/migrator build` first");
-  }
-});
+requireBuiltCli();
 
 describe("platform-migrate without a database", () => {
   it.each([

@@ -1,0 +1,34 @@
+import { fileURLToPath } from "node:url";
+import { compareVersions, lint, parseVersion } from "@agent-platform/migrator";
+import { describe, expect, it } from "vitest";
+import { platformMigrations } from "./index.js";
+
+const dir = fileURLToPath(new URL(".", import.meta.url));
+
+// The last version that has shipped. Deployed databases record the checksum of every shipped file, so
+// those files cannot change, not even to gain a silence comment: their findings are pinned below instead.
+const SHIPPED = "2.5.6";
+
+describe("the platform migrations under platform-migrate lint", () => {
+  it("every migration after the shipped ones passes with no findings", async () => {
+    const report = await lint(dir, { startAfter: SHIPPED });
+    const unshipped = platformMigrations().filter(
+      (m) => compareVersions(parseVersion(m.version), parseVersion(SHIPPED)) > 0,
+    );
+    expect(report.files).toBe(unshipped.length);
+    expect(report.findings).toEqual([]);
+  });
+
+  it("the shipped ones have exactly the known findings: indexes built under a lock, no lock_timeout", async () => {
+    const report = await lint(dir);
+    expect(report.files).toBe(platformMigrations().length);
+    expect(report.findings.map((f) => `${f.version} ${f.line}:${f.column} ${f.rule}`)).toEqual([
+      "2.3.0 2:1 require-lock-timeout",
+      "2.3.0 3:1 require-concurrent-index-creation",
+      "2.3.0 5:1 require-concurrent-index-creation",
+      "2.5.6 3:1 require-lock-timeout",
+      "2.5.6 4:1 require-concurrent-index-creation",
+      "2.5.6 5:1 require-concurrent-index-creation",
+    ]);
+  });
+});

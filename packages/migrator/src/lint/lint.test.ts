@@ -1,0 +1,351 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { InvalidVersionError } from "../errors.js";
+import { type LintReport, lint, MAX_LINT_FILE_BYTES } from "./lint.js";
+import { type LintRuleId, lintRules } from "./rules.js";
+
+const root = mkdtempSync(join(tmpdir(), "migrator-lint-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+let dirs = 0;
+
+/** Lints a fresh directory holding `files` (name -> text). */
+function lintFiles(files: Record<string, string>, options?: { startAfter?: string }): Promise<LintReport> {
+  const dir = join(root, String(dirs++));
+  mkdirSync(dir);
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return lint(dir, options);
+}
+
+/** Lints one up file; `transaction: false` adds the no-transaction marker line. */
+const lintOne = (sql: string, transaction = true) =>
+  lintFiles({ "1.0.0_one.up.sql": transaction ? sql : `-- platform-migrate: no-transaction\n${sql}` });
+
+const rulesOf = (report: LintReport) => report.findings.map((finding) => finding.rule);
+
+const NO_TX = false;
+// `accounts` is never created in these files, so it existed before the migration.
+const cases: [LintRuleId, string, string, boolean?][] = [
+  [
+    "require-concurrent-index-creation",
+    "create index accounts_email_idx on accounts (email);",
+    "create table t (id int); create index t_id_idx on t (id);",
+  ],
+  [
+    "require-concurrent-index-deletion",
+    "drop index accounts_email_idx;",
+    "drop index concurrently accounts_email_idx;",
+    NO_TX,
+  ],
+  [
+    "concurrently-in-transaction",
+    "create index concurrently accounts_email_idx on accounts (email);",
+    "create index accounts_email_idx on accounts (email);",
+  ],
+  [
+    "no-transaction-single-statement",
+    "create index concurrently a_idx on accounts (a); create index concurrently b_idx on accounts (b);",
+    "create index concurrently a_idx on accounts (a);",
+    NO_TX,
+  ],
+  [
+    "constraint-missing-not-valid",
+    "alter table accounts add constraint accounts_owner_fk foreign key (owner) references users (id);",
+    "alter table accounts add constraint accounts_owner_fk foreign key (owner) references users (id) not valid;",
+  ],
+  [
+    "changing-column-type",
+    "alter table accounts alter column id type bigint;",
+    "create table t (id int); alter table t alter column id type bigint;",
+  ],
+  [
+    "set-not-null",
+    "alter table accounts alter column email set not null;",
+    "create table t (email text); alter table t alter column email set not null;",
+  ],
+  [
+    "adding-required-field",
+    "alter table accounts add column plan text not null;",
+    "alter table accounts add column plan text not null default 'free';",
+  ],
+  [
+    "volatile-default",
+    "alter table accounts add column token uuid default gen_random_uuid();",
+    "alter table accounts add column created_at timestamptz default now();",
+  ],
+  [
+    "adding-serial-primary-key-field",
+    "alter table accounts add column id bigserial;",
+    "alter table accounts add constraint accounts_pkey primary key using index accounts_id_idx;",
+  ],
+  [
+    "disallowed-unique-constraint",
+    "alter table accounts add constraint accounts_email_key unique (email);",
+    "alter table accounts add constraint accounts_email_key unique using index accounts_email_idx;",
+  ],
+  ["ban-drop-table", "drop table accounts;", "create table t (id int); drop table t;"],
+  [
+    "ban-drop-column",
+    "alter table accounts drop column email;",
+    "create table t (id int, email text); alter table t drop column email;",
+  ],
+  [
+    "renaming-table",
+    "alter table accounts rename to users;",
+    "create table t (id int); alter table t rename to t2; create index t2_idx on t2 (id);",
+  ],
+  [
+    "renaming-column",
+    "alter table accounts rename column email to mail;",
+    "create table t (email text); alter table t rename column email to mail;",
+  ],
+  [
+    "require-lock-timeout",
+    "alter table accounts add column note text;",
+    "set local lock_timeout = '2s';\nalter table accounts add column note text;",
+  ],
+  [
+    "identifier-too-long",
+    `create table ${"t".repeat(64)} (id int);`,
+    `create table ${"t".repeat(63)} (id int);`,
+  ],
+  ["ban-drop-database", "drop database accounts;", "drop schema accounts;", NO_TX],
+  [
+    "transaction-nesting",
+    "begin; create table t (id int); commit;",
+    "savepoint s; create table t (id int); release savepoint s;",
+  ],
+  ["prefer-timestamptz", "create table t (at timestamp);", "create table t (at timestamptz);"],
+  ["ban-char-field", "create table t (code char(2));", "create table t (code text);"],
+  ["parse-error", "create tabel t (id int);", "create table t (id int);"],
+  [
+    "invalid-silence",
+    "-- platform-migrate-lint-ignore ban-drop-table\ndrop table accounts;",
+    "-- platform-migrate-lint-ignore ban-drop-table: nothing has read it since 2.0\ndrop table accounts;",
+  ],
+  [
+    "unused-silence",
+    "-- platform-migrate-lint-ignore ban-drop-table: nothing reads it\ncreate table t (id int);",
+    "-- platform-migrate-lint-ignore ban-drop-table: nothing reads it\ndrop table accounts;",
+  ],
+];
+
+describe("lint rules", () => {
+  it("every rule has a case here (file-too-large has its own test)", () => {
+    const covered = new Set<string>([...cases.map(([rule]) => rule), "file-too-large"]);
+    expect(lintRules.map((rule) => rule.id).filter((id) => !covered.has(id))).toEqual([]);
+  });
+
+  it("the README's rule table lists exactly these rules, with their severities and silenceability", () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const rows = [...readme.matchAll(/^\| `([a-z-]+)`( ¹)? *\| (error|warning) *\|/gm)];
+    expect(rows.map(([, id, mark, severity]) => [id, severity, mark === undefined])).toEqual(
+      lintRules.map((rule) => [rule.id, rule.severity, rule.silenceable]),
+    );
+  });
+
+  it.each(cases)(
+    "%s: fires on the unsafe form, not on the safe one",
+    async (rule, unsafe, safe, transaction = true) => {
+      const bad = await lintOne(unsafe, transaction);
+      expect(rulesOf(bad)).toContain(rule);
+      const good = await lintOne(safe, transaction);
+      expect(rulesOf(good)).not.toContain(rule);
+      expect(rulesOf(good)).not.toContain("parse-error");
+    },
+  );
+
+  it("concurrently-in-transaction also covers DROP INDEX and REINDEX", async () => {
+    const report = await lintOne("drop index concurrently a_idx;\nreindex (concurrently) index b_idx;");
+    expect(report.findings.map((f) => [f.rule, f.line])).toEqual([
+      ["concurrently-in-transaction", 1],
+      ["concurrently-in-transaction", 2],
+    ]);
+  });
+
+  it("constraint-missing-not-valid covers CHECK, and new tables are exempt", async () => {
+    expect(rulesOf(await lintOne("alter table accounts add constraint c check (id > 0);"))).toContain(
+      "constraint-missing-not-valid",
+    );
+    const fresh = await lintOne("create table t (id int); alter table t add constraint c check (id > 0);");
+    expect(fresh.findings).toEqual([]);
+  });
+
+  it("volatile-default: constants and stable functions are fine, unknown functions and identities are not", async () => {
+    const report = await lintOne(
+      [
+        "set local lock_timeout = '2s';",
+        "alter table accounts add column a int default 1 + 2;",
+        "alter table accounts add column b jsonb not null default '{}'::jsonb;",
+        "alter table accounts add column c timestamptz default current_timestamp;",
+        "alter table accounts add column d double precision default random();",
+        "alter table accounts add column e bigint generated always as identity;",
+      ].join("\n"),
+    );
+    expect(report.findings.map((f) => [f.rule, f.line])).toEqual([
+      ["volatile-default", 5],
+      ["volatile-default", 6],
+    ]);
+  });
+
+  it("adding-serial-primary-key-field covers ADD PRIMARY KEY without USING INDEX", async () => {
+    expect(rulesOf(await lintOne("alter table accounts add primary key (id);"))).toContain(
+      "adding-serial-primary-key-field",
+    );
+  });
+
+  it("require-lock-timeout: a zero or reset timeout is none, and no-transaction migrations are exempt", async () => {
+    expect(rulesOf(await lintOne("set lock_timeout = 0;\nalter table accounts drop column x;"))).toContain(
+      "require-lock-timeout",
+    );
+    expect(
+      rulesOf(
+        await lintOne("set lock_timeout = '1s'; reset lock_timeout;\nalter table accounts drop column x;"),
+      ),
+    ).toContain("require-lock-timeout");
+    expect(rulesOf(await lintOne("drop index accounts_email_idx;", NO_TX))).not.toContain(
+      "require-lock-timeout",
+    );
+  });
+
+  it("identifier-too-long counts UTF-8 bytes, and a long function body is not a name", async () => {
+    // 32 × "é" is 32 characters but 64 bytes.
+    expect(rulesOf(await lintOne(`create table "${"é".repeat(32)}" (id int);`))).toEqual([
+      "identifier-too-long",
+    ]);
+    expect(rulesOf(await lintOne(`create table "${"é".repeat(31)}" (id int);`))).toEqual([]);
+    const upper = await lintOne(`create table accounts_${"X".repeat(60)} (id int);`);
+    expect(upper.findings).toMatchObject([{ rule: "identifier-too-long", line: 1, column: 14 }]);
+    const quoted = await lintOne(`alter table t add column "${"q".repeat(62)}""x" int;`);
+    expect(rulesOf(quoted)).toContain("identifier-too-long");
+    const body = `select ${"1 + ".repeat(40)}1`;
+    expect(rulesOf(await lintOne(`create function f() returns int language sql as $$ ${body} $$;`))).toEqual(
+      [],
+    );
+  });
+
+  it("CREATE TABLE IF NOT EXISTS may meet an existing table, so it does not make the table new", async () => {
+    const report = await lintOne("create table if not exists t (id int);\ncreate index t_idx on t (id);");
+    expect(rulesOf(report)).toContain("require-concurrent-index-creation");
+  });
+
+  it("file-too-large: a file over the bound is refused without being parsed", async () => {
+    const big = "select 1;\n".repeat(MAX_LINT_FILE_BYTES / 10 + 1);
+    const report = await lintOne(big);
+    expect(report.findings).toMatchObject([
+      { rule: "file-too-large", severity: "error", line: 1, column: 1 },
+    ]);
+    expect(report.findings[0]?.message).toContain(String(MAX_LINT_FILE_BYTES));
+  });
+});
+
+describe("lint positions", () => {
+  it("places a finding after multibyte characters at its line and character column", async () => {
+    const report = await lintOne("-- héllo wörld 🎉\nselect 'é🎉'; drop table accounts;");
+    const drop = report.findings.find((f) => f.rule === "ban-drop-table");
+    expect(drop).toMatchObject({ line: 2, column: 14 });
+  });
+
+  it("a parse error is a finding with PostgreSQL's message at its position, not a crash", async () => {
+    const report = await lintOne("create table t (id int);\nselect '🎉é' from where;");
+    expect(report.findings).toEqual([
+      expect.objectContaining({
+        rule: "parse-error",
+        severity: "error",
+        line: 2,
+        column: 18,
+        message: 'syntax error at or near "where"',
+      }),
+    ]);
+    expect(report.errors).toBe(1);
+  });
+
+  it("a NUL character is a parse error where it is, not the end of the file", async () => {
+    const report = await lintOne("select 1;\n  \u0000 drop table accounts;");
+    expect(report.findings).toMatchObject([{ rule: "parse-error", line: 2, column: 3 }]);
+  });
+
+  it("nesting deeper than the parser's stack is a parse error, not a crash", async () => {
+    const report = await lintOne(`select ${"(".repeat(20_000)}1${")".repeat(20_000)};`);
+    expect(report.findings).toMatchObject([{ rule: "parse-error", line: 1 }]);
+  });
+
+  it("an unterminated string is a parse error too", async () => {
+    const report = await lintOne("select 1;\nselect 'abc");
+    expect(report.findings).toMatchObject([{ rule: "parse-error", line: 2, column: 8 }]);
+  });
+});
+
+describe("silences", () => {
+  it("a silence on the lines before a statement drops that rule's findings there, and only there", async () => {
+    const report = await lintOne(
+      [
+        "set local lock_timeout = '2s';",
+        "-- platform-migrate-lint-ignore ban-drop-table, ban-drop-column: archived in 3.1, nothing reads it",
+        "/* other comments may sit between */",
+        "drop table accounts;",
+        "drop table invoices;",
+      ].join("\n"),
+    );
+    expect(report.findings.map((f) => [f.rule, f.line])).toEqual([
+      ["unused-silence", 2],
+      ["ban-drop-table", 5],
+    ]);
+    expect(report.findings[0]?.message).toContain("ban-drop-column");
+  });
+
+  it("unknown rule ids, unsilenceable rules and a silence after the last statement are invalid", async () => {
+    const report = await lintOne(
+      [
+        "-- platform-migrate-lint-ignore no-such-rule: because",
+        "create table t (id int);",
+        "-- platform-migrate-lint-ignore concurrently-in-transaction: I know better",
+        "create index concurrently a_idx on accounts (a);",
+        "-- platform-migrate-lint-ignore ban-drop-table: trailing",
+      ].join("\n"),
+    );
+    expect(report.findings.map((f) => [f.rule, f.line])).toEqual([
+      ["invalid-silence", 1],
+      ["invalid-silence", 3],
+      ["concurrently-in-transaction", 4],
+      ["invalid-silence", 5],
+    ]);
+  });
+
+  it("silences the require-lock-timeout finding placed on the statement that needs the timeout", async () => {
+    const report = await lintOne(
+      "-- platform-migrate-lint-ignore require-lock-timeout, ban-drop-column: the table is tiny\nalter table accounts drop column x;",
+    );
+    expect(report.findings).toEqual([]);
+  });
+});
+
+describe("lint over a directory", () => {
+  it("lints the up files in version order; a table from an earlier migration counts as existing", async () => {
+    const report = await lintFiles({
+      "1.9.0_accounts.up.sql": "create table accounts (id int);",
+      "1.9.0_accounts.down.sql": "drop table accounts;",
+      "1.10.0_index.up.sql": "create index accounts_id_idx on accounts (id);",
+      "1.2.0_old.up.sql": "create table old (at timestamp);",
+    });
+    expect(report.files).toBe(3);
+    expect(report.findings.map((f) => [f.version, f.rule])).toEqual([
+      ["1.2.0", "prefer-timestamptz"],
+      ["1.10.0", "require-concurrent-index-creation"],
+      ["1.10.0", "require-lock-timeout"],
+    ]);
+    expect(report.findings[1]?.file).toMatch(/1\.10\.0_index\.up\.sql$/);
+    expect(report).toMatchObject({ errors: 1, warnings: 2 });
+  });
+
+  it("startAfter skips the migrations that have shipped", async () => {
+    const files = {
+      "1.0.0_a.up.sql": "drop table accounts;",
+      "1.1.0_b.up.sql": "create table b (id int);",
+    };
+    const report = await lintFiles(files, { startAfter: "1.0.0" });
+    expect(report).toMatchObject({ files: 1, findings: [] });
+    await expect(lintFiles(files, { startAfter: "latest" })).rejects.toThrow(InvalidVersionError);
+  });
+});
