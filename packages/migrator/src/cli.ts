@@ -22,7 +22,7 @@ Commands:
   create <name> [--version V]
                          write <version>_<name>.up.sql and .down.sql in --dir (default version: the
                          next patch after the highest existing one)
-  lint [DIR] [--start-after V]
+  lint [DIR] [--start-after V] [--ddl-lock-timeout-ms MS]
                          check the up files of DIR (default: --dir) for unsafe migrations on PostgreSQL's
                          parser, only those above V if given; exit status 1 on any error finding
 
@@ -96,10 +96,14 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<
         values["dry-run"] ||
         values["with-sql"]
       ) {
-        throw new UsageError("lint takes only [DIR] (or --dir), --start-after and --json");
+        throw new UsageError(
+          "lint takes only [DIR] (or --dir), --start-after, --ddl-lock-timeout-ms and --json",
+        );
       }
+      const ddlLockTimeoutMs = milliseconds(values, "ddl-lock-timeout-ms");
       const report = await lint(dir ?? values.dir, {
         ...(values["start-after"] === undefined ? {} : { startAfter: values["start-after"] }),
+        ...(ddlLockTimeoutMs === undefined ? {} : { ddlLockTimeoutMs }),
       });
       io.out(json ? JSON.stringify(report, null, 2) : formatLintReport(report));
       return report.errors > 0 ? 1 : 0;

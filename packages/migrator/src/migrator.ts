@@ -18,13 +18,14 @@ import type {
 import { compareVersions, parseVersion } from "./version.js";
 
 const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
-const DEFAULT_DDL_LOCK_TIMEOUT_MS = 5_000;
+/** The lock_timeout of each transactional migration unless `ddlLockTimeoutMs` says otherwise. */
+export const DEFAULT_DDL_LOCK_TIMEOUT_MS = 5_000;
 // The largest timeout both PostgreSQL (an int of milliseconds) and Node's setTimeout (which fires at
 // once above it) take: about 24.8 days.
 const MAX_TIMEOUT_MS = 2_147_483_647;
 
 /** A timeout option: a whole number of milliseconds from 0 to MAX_TIMEOUT_MS. */
-function timeoutOption(name: string, value: unknown): number {
+export function timeoutOption(name: string, value: unknown): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0 || value > MAX_TIMEOUT_MS) {
     throw new InvalidOptionsError(
       `\`${name}\` must be a whole number of milliseconds from 0 to ${MAX_TIMEOUT_MS}; got ${String(value)}`,

@@ -13,9 +13,16 @@ export interface RawFinding {
 export class FileState {
   /** Tables created earlier in this file: statements on them lock nobody out. Keys as in `tableKey`. */
   readonly created = new Set<string>();
-  lockTimeout = false;
+  /** Whether a lock_timeout is in force at this point of the file. */
+  lockTimeout: boolean;
   lockTimeoutReported = false;
-  constructor(readonly transactional: boolean) {}
+  /** `runnerLockTimeout`: the migrator sets a lock_timeout before the file's first statement. */
+  constructor(
+    readonly transactional: boolean,
+    runnerLockTimeout: boolean,
+  ) {
+    this.lockTimeout = runnerLockTimeout;
+  }
 }
 
 /** `schema.table` or `table`: migrations run with the search path set to their schema. */

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { InvalidVersionError } from "../errors.js";
-import { type LintReport, lint, MAX_LINT_FILE_BYTES } from "./lint.js";
+import { type LintOptions, type LintReport, lint, MAX_LINT_FILE_BYTES } from "./lint.js";
 import { type LintRuleId, lintRules } from "./rules.js";
 
 const root = mkdtempSync(join(tmpdir(), "migrator-lint-"));
@@ -11,11 +11,12 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 let dirs = 0;
 
 /** Lints a fresh directory holding `files` (name -> text). */
-function lintFiles(files: Record<string, string>, options?: { startAfter?: string }): Promise<LintReport> {
+// These run with `ddlLockTimeoutMs: 0` (no lock_timeout from the migrator) so require-lock-timeout is seen.
+function lintFiles(files: Record<string, string>, options: LintOptions = {}): Promise<LintReport> {
   const dir = join(root, String(dirs++));
   mkdirSync(dir);
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
-  return lint(dir, options);
+  return lint(dir, { ddlLockTimeoutMs: 0, ...options });
 }
 
 /** Lints one up file; `transaction: false` adds the no-transaction marker line. */
@@ -193,6 +194,16 @@ describe("lint rules", () => {
     expect(rulesOf(await lintOne("alter table accounts add primary key (id);"))).toContain(
       "adding-serial-primary-key-field",
     );
+  });
+
+  it("require-lock-timeout: the migrator's own lock_timeout (ddlLockTimeoutMs, default 5 s) satisfies it", async () => {
+    const files = { "1.0.0_one.up.sql": "alter table accounts drop column x;" };
+    expect(rulesOf(await lintFiles(files, { ddlLockTimeoutMs: 2000 }))).not.toContain("require-lock-timeout");
+    const dir = join(root, String(dirs++));
+    mkdirSync(dir);
+    writeFileSync(join(dir, "1.0.0_one.up.sql"), files["1.0.0_one.up.sql"]);
+    expect(rulesOf(await lint(dir))).toEqual(["ban-drop-column"]);
+    await expect(lint(dir, { ddlLockTimeoutMs: -1 })).rejects.toMatchObject({ code: "CONFIG_INVALID" });
   });
 
   it("require-lock-timeout: a zero or reset timeout is none, and no-transaction migrations are exempt", async () => {

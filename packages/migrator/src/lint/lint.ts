@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { DEFAULT_DDL_LOCK_TIMEOUT_MS, timeoutOption } from "../migrator.js";
 import { sqlMigrations } from "../sql-files.js";
 import { compareVersions, parseVersion } from "../version.js";
 import { checkStatement, FileState, type RawFinding } from "./checks.js";
@@ -31,6 +32,12 @@ export interface LintOptions {
    * checksums are recorded), like strong_migrations' `start_after`.
    */
   readonly startAfter?: string;
+  /**
+   * The `ddlLockTimeoutMs` the migrations run with (`createMigrator`'s option, same default). The migrator
+   * sets it as the lock_timeout of every transactional migration, which satisfies `require-lock-timeout`;
+   * pass 0 when they run without one (`ddlLockTimeoutMs: 0`, or another tool applies them).
+   */
+  readonly ddlLockTimeoutMs?: number;
 }
 
 export interface LintReport {
@@ -49,6 +56,8 @@ export interface LintReport {
  */
 export async function lint(dir: string, options: LintOptions = {}): Promise<LintReport> {
   const after = options.startAfter === undefined ? undefined : parseVersion(options.startAfter);
+  const runnerLockTimeout =
+    timeoutOption("ddlLockTimeoutMs", options.ddlLockTimeoutMs ?? DEFAULT_DDL_LOCK_TIMEOUT_MS) > 0;
   const migrations = sqlMigrations(dir)
     .map((migration) => ({ migration, version: parseVersion(migration.version) }))
     .filter(({ version }) => after === undefined || compareVersions(version, after) > 0)
@@ -57,7 +66,7 @@ export async function lint(dir: string, options: LintOptions = {}): Promise<Lint
   for (const { migration } of migrations) {
     const file = join(dir, `${migration.version}_${migration.name}.up.sql`);
     const source = migration.source ?? "";
-    for (const raw of await lintSource(source, migration.transaction !== false)) {
+    for (const raw of await lintSource(source, migration.transaction !== false, runnerLockTimeout)) {
       const rule = ruleById(raw.rule);
       findings.push({
         rule: raw.rule,
@@ -83,7 +92,11 @@ interface PlacedFinding {
 }
 
 /** The findings of one up file, after its silences. */
-async function lintSource(source: string, transactional: boolean): Promise<PlacedFinding[]> {
+async function lintSource(
+  source: string,
+  transactional: boolean,
+  runnerLockTimeout: boolean,
+): Promise<PlacedFinding[]> {
   const bytes = Buffer.byteLength(source, "utf8");
   if (bytes > MAX_LINT_FILE_BYTES) {
     return [
@@ -113,7 +126,7 @@ async function lintSource(source: string, transactional: boolean): Promise<Place
     return [{ rule: "parse-error", ...at, message: parsed.message }];
   }
   const raw: RawFinding[] = [];
-  const state = new FileState(transactional);
+  const state = new FileState(transactional, transactional && runnerLockTimeout);
   // PostgreSQL lowers only ASCII letters in unquoted identifiers.
   const lowered = Buffer.from(
     positions.bytes.map((byte) => (byte >= 0x41 && byte <= 0x5a ? byte + 0x20 : byte)),
