@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { ConfigError, type Logger } from "@agent-platform/common";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { testKeys } from "../test/fixtures/keys.js";
-import { recordingLogger } from "../test/fixtures/logger.js";
+import { recordingLogger } from "../../common/test/recording-logger.js";
 import { createJwtAuthOn } from "./auth.js";
 import { platform as nodePlatform } from "./node/platform.js";
 import type { JwtRbacOptions } from "./options.js";

@@ -7,7 +7,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type JwtRbacOptions, TokenSource } from "../src/index.js";
 import { hostileOptions, hostileTokens } from "./fixtures/hostile-tokens.js";
 import { NOW_S, sign, type TestKeys, testKeys } from "./fixtures/keys.js";
-import { recordingLogger } from "./fixtures/logger.js";
+import { recordingLogger } from "../../common/test/recording-logger.js";
 import { ADAPTERS, type AdapterName, startServer } from "./fixtures/servers.js";
 
 let keys: TestKeys;

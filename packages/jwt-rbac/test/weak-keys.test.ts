@@ -13,7 +13,7 @@ import { platform as webPlatform } from "../src/platform.js";
 import type { Platform } from "../src/token/signature-types.js";
 import { craft, rsaSigner } from "./fixtures/hostile-tokens.js";
 import { NOW_S, selfSignedCertificate, sign, type TestKeys, testKeys } from "./fixtures/keys.js";
-import { recordingLogger } from "./fixtures/logger.js";
+import { recordingLogger } from "../../common/test/recording-logger.js";
 import { type RsaFixture, rocaKeyPair, rsaKeyPair, withExponent } from "./fixtures/weak-keys.js";
 
 // Weak keys are refused (configured keys) or skipped (JWKS keys) identically by both builds.

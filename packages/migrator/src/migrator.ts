@@ -1,6 +1,7 @@
+import { loggerOption } from "@agent-platform/common";
 import { buildCatalog, type CatalogEntry } from "./catalog.js";
+import { configError } from "./config-error.js";
 import { isConnectionLost } from "./connection-lost.js";
-import { InvalidOptionsError } from "./errors.js";
 import { type HistoryTable, readHistory } from "./history.js";
 import { validateIdentifier } from "./identifier.js";
 import { acquireLock, releaseLock, reserveConnection } from "./lock.js";
@@ -24,28 +25,30 @@ const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
  */
 export function createMigrator(options: MigratorOptions): Migrator {
   if (typeof options !== "object" || options === null || typeof options.sql?.reserve !== "function") {
-    throw new InvalidOptionsError(
+    throw configError(
       "`sql` must be a postgres.js instance (the pool itself, not a transaction or a reserved connection)",
+      "sql",
     );
   }
-  const { sql, logger } = options;
+  const { sql } = options;
   const where: HistoryTable = {
     schema: validateIdentifier(options.schema ?? "public", "schema"),
     table: validateIdentifier(options.table ?? "schema_migrations", "table"),
   };
   const lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
   if (!Number.isSafeInteger(lockTimeoutMs) || lockTimeoutMs < 0) {
-    throw new InvalidOptionsError(`\`lockTimeoutMs\` must be a non-negative integer; got ${lockTimeoutMs}`);
+    throw configError(
+      `\`lockTimeoutMs\` must be a non-negative integer; got ${lockTimeoutMs}`,
+      "lockTimeoutMs",
+    );
   }
-  if (logger !== undefined && typeof logger !== "function") {
-    throw new InvalidOptionsError("`logger` must be a function receiving structured events");
-  }
+  const logger = loggerOption(options.logger, "migrator");
   const catalog = buildCatalog(options.migrations);
   const latest = catalog[catalog.length - 1] as CatalogEntry;
 
-  const log = (event: MigratorEvent) => {
+  const log = ({ level, ...fields }: MigratorEvent) => {
     try {
-      logger?.(event);
+      logger[level](fields, `migration ${fields.event}`);
     } catch {
       // A broken logger must not break a migration run.
     }

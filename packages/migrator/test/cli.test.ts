@@ -73,6 +73,21 @@ describe("platform-migrate without a database", () => {
     expect(run.stderr).toContain("Usage: platform-migrate");
   });
 
+  it("exits 1 with the shared configuration error's code for options the migrator refuses", async () => {
+    const args = ["status", "--dir", dir, "--schema", "a.b", "--database-url", "postgres://x@127.0.0.1:1/x"];
+    const json = await cli([...args, "--json"]);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stderr)).toEqual({
+      error: {
+        code: "CONFIG_INVALID",
+        message: expect.stringMatching(/^`schema` must be a plain identifier/),
+      },
+    });
+    const text = await cli(args);
+    expect(text.code).toBe(1);
+    expect(text.stderr).toMatch(/^platform-migrate: `schema` must be a plain identifier[^\n]*\n$/);
+  });
+
   it("exits 1 with one line, no stack, when the database is unreachable", async () => {
     const run = await cli(["status", "--dir", dir], { DATABASE_URL: "postgres://postgres@127.0.0.1:1/none" });
     expect(run.code).toBe(1);

@@ -1,6 +1,6 @@
 import type { JWK } from "jose";
 import { describe, expect, it } from "vitest";
-import { recordingLogger } from "../../test/fixtures/logger.js";
+import { recordingLogger } from "../../../common/test/recording-logger.js";
 import { jwksKeyLabel, WeakKeyFilter } from "./weak-keys.js";
 
 // A 2048-bit modulus pattern (not a real key: e = 1 is what is refused).
