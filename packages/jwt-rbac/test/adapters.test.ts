@@ -4,10 +4,10 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { recordingLogger } from "../../common/test/recording-logger.js";
 import { type JwtRbacOptions, TokenSource } from "../src/index.js";
 import { hostileOptions, hostileTokens } from "./fixtures/hostile-tokens.js";
 import { NOW_S, sign, type TestKeys, testKeys } from "./fixtures/keys.js";
-import { recordingLogger } from "../../common/test/recording-logger.js";
 import { ADAPTERS, type AdapterName, startServer } from "./fixtures/servers.js";
 
 let keys: TestKeys;

@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { recordingLogger } from "../../common/test/recording-logger.js";
 import { createJwtAuthOn } from "../src/auth.js";
 import type { JwtRbacOptions } from "../src/index.js";
 import { platform as nodePlatform } from "../src/node/platform.js";
 import { platform as webPlatform } from "../src/platform.js";
 import type { Platform } from "../src/token/signature-types.js";
 import { NOW_S } from "./fixtures/keys.js";
-import { recordingLogger } from "../../common/test/recording-logger.js";
 import { type OidcProvider, type ProviderKey, providerKey, startProvider } from "./fixtures/oidc-provider.js";
 
 // Every row runs against both signature verifiers, over real HTTP against the stand-in provider.

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { JWK } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { recordingLogger } from "../../common/test/recording-logger.js";
 import { createJwtAuthOn } from "../src/auth.js";
 import type { JwtRbacOptions } from "../src/index.js";
 import { ConfigError } from "../src/index.js";
@@ -13,7 +14,6 @@ import { platform as webPlatform } from "../src/platform.js";
 import type { Platform } from "../src/token/signature-types.js";
 import { craft, rsaSigner } from "./fixtures/hostile-tokens.js";
 import { NOW_S, selfSignedCertificate, sign, type TestKeys, testKeys } from "./fixtures/keys.js";
-import { recordingLogger } from "../../common/test/recording-logger.js";
 import { type RsaFixture, rocaKeyPair, rsaKeyPair, withExponent } from "./fixtures/weak-keys.js";
 
 // Weak keys are refused (configured keys) or skipped (JWKS keys) identically by both builds.

@@ -1,7 +1,8 @@
+import { ConfigError } from "@agent-platform/common";
 import pino from "pino";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MessagingConfigError, messagingConfigSchema, wireMessaging } from "../../src/messaging/index.js";
+import { messagingConfigSchema, wireMessaging } from "../../src/messaging/index.js";
 import { TEST_DATABASE_URL } from "../databases.js";
 import { signToken, startTestServer, type TestServer } from "../helpers.js";
 import { type GraphStub, startGraphStub, waitFor } from "./support/graph-stub.js";
@@ -23,7 +24,7 @@ describe("channel configuration", () => {
 
   it("refuses a partial configuration, naming what is missing", async () => {
     const attempt = create({ WHATSAPP_ACCESS_TOKEN: "token" });
-    await expect(attempt).rejects.toBeInstanceOf(MessagingConfigError);
+    await expect(attempt).rejects.toBeInstanceOf(ConfigError);
     await expect(attempt).rejects.toThrow(/WHATSAPP_PHONE_NUMBER_ID.*WHATSAPP_APP_SECRET/);
   });
 
