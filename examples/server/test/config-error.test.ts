@@ -27,14 +27,17 @@ describe("one ConfigError across the packages and the server", () => {
     ["migrator", () => migrator.createMigrator({ sql: {} as never, migrations: [] })],
     ["messaging", () => messaging.slack({ signingSecret: "", botToken: "" })],
     ["server", () => loadConfig({ PORT: "seventy" })],
-  ])("bad options of %s are that class, caught as one by another package's import of it", (component, attempt) => {
-    const error = thrown(attempt);
-    expect(error).toBeInstanceOf(ConfigError);
-    expect(error).toBeInstanceOf(jwtRbac.ConfigError);
-    expect(error).toBeInstanceOf(migrator.ConfigError);
-    expect(error).toMatchObject({ name: "ConfigError", code: "CONFIG_INVALID", component });
-    expect(jwtRbac.isConfigError(error)).toBe(true);
-  });
+  ])(
+    "bad options of %s are that class, caught as one by another package's import of it",
+    (component, attempt) => {
+      const error = thrown(attempt);
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error).toBeInstanceOf(jwtRbac.ConfigError);
+      expect(error).toBeInstanceOf(migrator.ConfigError);
+      expect(error).toMatchObject({ name: "ConfigError", code: "CONFIG_INVALID", component });
+      expect(jwtRbac.isConfigError(error)).toBe(true);
+    },
+  );
 
   it("a logger of another shape is refused by each package, naming the option", async () => {
     // The migrator's logger before the shared shape: a function of events.
