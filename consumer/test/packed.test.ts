@@ -38,6 +38,20 @@ describe("Node consumer", () => {
     expect(cjs).toEqual(esm);
   });
 
+  it("gets one ConfigError class from every package, in each module system", async () => {
+    const report = JSON.parse(await run("node", ["config-error.cjs"], consumerDir));
+    const everyPackage = {
+      "@agent-platform/jwt-rbac": true,
+      "@agent-platform/migrator": true,
+      "@agent-platform/messaging": true,
+    };
+    expect(report).toEqual({
+      same: { require: everyPackage, import: everyPackage },
+      // The ESM and CJS builds are two classes, as for any dual package: isConfigError bridges them.
+      crossBuild: { instanceOf: false, isConfigError: true },
+    });
+  });
+
   // Both at once: each is mostly waiting for a core. nodenext also checks every declaration file the
   // consumer loads (skipLibCheck off, so an error in the packages' .d.ts/.d.cts shows), and emits build/.
   it("type-checks under moduleResolution bundler and module nodenext, and compiles", async () => {

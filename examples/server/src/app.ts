@@ -1,3 +1,4 @@
+import { BEARER_SCHEME, capEcho, validationHook } from "@agent-platform/common/hono";
 import type { JwtAuth } from "@agent-platform/jwt-rbac";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
@@ -6,10 +7,9 @@ import { requestId } from "hono/request-id";
 import type { Logger } from "pino";
 import { PROTECTED_RESOURCE_PATH } from "./auth.js";
 import type { PlatformDatabase } from "./databases.js";
-import { BEARER_SCHEME, validationHook } from "./http/contract.js";
 import { registerDocs } from "./http/docs.js";
 import type { AppEnv } from "./http/env.js";
-import { ApiError, capEcho, ERROR_CODES, type ErrorStatus, errorResponse } from "./http/errors.js";
+import { ApiError, ERROR_CODES, type ErrorStatus, errorResponse } from "./http/errors.js";
 import { requestLogging } from "./http/logging.js";
 import { documentAccess } from "./http/openapi.js";
 import { registerDatabaseRoutes } from "./http/routes/databases.js";

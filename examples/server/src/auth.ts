@@ -100,6 +100,6 @@ export function jwtOptions(config: ServerConfig, devKey: DevKey | undefined, log
       ...DOCS_FILE_PATHS,
       ...MESSAGING_ROUTE_POLICY.excludedPaths,
     ],
-    logger: { warn: (message) => logger.warn(message), debug: (message) => logger.debug(message) },
+    logger: logger.child({ component: "jwt-rbac" }),
   };
 }

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
+import { ConfigError } from "@agent-platform/common";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "./config.js";
+import { loadConfig } from "./config.js";
 
 function problemsOf(env: Record<string, string>): string[] {
   try {

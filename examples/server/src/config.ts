@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { ConfigError } from "@agent-platform/common";
 import { type JwtAlgorithm, SUPPORTED_ALGORITHMS } from "@agent-platform/jwt-rbac";
 import { z } from "zod";
 import { describeEnvIssues, envBoolean, envEnum, envInteger, envList, envText, envUrl } from "./env-vars.js";
@@ -50,12 +51,13 @@ export interface ServerConfig {
   readonly messaging: z.output<typeof messagingConfigSchema>;
 }
 
-export class ConfigError extends Error {
-  readonly code = "INVALID_CONFIG";
-  constructor(readonly problems: readonly string[]) {
-    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
-    this.name = "ConfigError";
-  }
+/**
+ * An environment the server cannot start with: the platform's one `ConfigError` (the packages throw it
+ * too), with the server as its component and every problem listed, each on its own line.
+ */
+export function invalidEnv(problems: readonly string[], option?: string): ConfigError {
+  const message = `Invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`;
+  return new ConfigError(message, { component: "server", problems, option });
 }
 
 function isPostgresUrl(value: string): boolean {
@@ -153,14 +155,14 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     ...(server.success ? [] : describeEnvIssues(server.error)),
     ...(messaging.success ? [] : describeEnvIssues(messaging.error)),
   ];
-  if (!server.success || !messaging.success) throw new ConfigError(problems);
+  if (!server.success || !messaging.success) throw invalidEnv(problems);
   const vars = server.data;
 
   const databases: DatabaseConfig[] = [];
   if (vars.DATABASE_URL !== undefined) databases.push({ id: "default", url: vars.DATABASE_URL });
   for (const database of vars.DATABASES ?? []) {
     if (database.id === "default" && vars.DATABASE_URL !== undefined) {
-      throw new ConfigError(["DATABASES: 'default' is already registered by DATABASE_URL"]);
+      throw invalidEnv(["DATABASES: 'default' is already registered by DATABASE_URL"], "DATABASES");
     }
     databases.push(database);
   }

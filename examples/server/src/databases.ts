@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { createMigrator, type Migration, type Migrator, type MigratorEvent } from "@agent-platform/migrator";
+import { createMigrator, type Migration, type Migrator } from "@agent-platform/migrator";
 import type { Logger } from "pino";
 import postgres, { type Sql } from "postgres";
 import type { ServerConfig } from "./config.js";
@@ -17,11 +17,6 @@ export const EMBEDDED_DATABASE_ID = "default";
 const POOL_SIZE = 10;
 const CONNECT_TIMEOUT_S = 10;
 const CLOSE_TIMEOUT_S = 5;
-
-function migratorLogger(logger: Logger) {
-  // The event's own `level` would become a second "level" key next to pino's in the JSON line.
-  return ({ level, ...fields }: MigratorEvent) => logger[level](fields, `migration ${fields.event}`);
-}
 
 function connect(url: string): Sql {
   return postgres(url, {
@@ -47,7 +42,7 @@ export async function openDatabases(
     sql,
     embedded,
     close,
-    migrator: createMigrator({ sql, migrations, logger: migratorLogger(logger.child({ db_id: id })) }),
+    migrator: createMigrator({ sql, migrations, logger: logger.child({ db_id: id }) }),
   });
 
   if (config.databases.length === 0) {

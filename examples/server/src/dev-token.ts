@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
+import { ConfigError } from "@agent-platform/common";
 import { parseScope } from "@agent-platform/jwt-rbac";
-import { ConfigError, hasJwtKey, loadConfig } from "./config.js";
+import { hasJwtKey, loadConfig } from "./config.js";
 import { devTokenAudience, loadOrCreateDevKey, signDevToken } from "./dev-key.js";
 
 /**

@@ -1,9 +1,8 @@
-import { JwtRbacConfigError } from "@agent-platform/jwt-rbac";
+import { ConfigError } from "@agent-platform/common";
 import type { DestinationStream } from "pino";
 import pretty from "pino-pretty";
 import { StartupError } from "./auth.js";
-import { ConfigError, loadConfig } from "./config.js";
-import { MessagingConfigError } from "./messaging/index.js";
+import { loadConfig } from "./config.js";
 import { startServer } from "./server.js";
 
 function shellQuote(value: string): string {
@@ -74,11 +73,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  const known =
-    error instanceof ConfigError ||
-    error instanceof StartupError ||
-    error instanceof MessagingConfigError ||
-    error instanceof JwtRbacConfigError;
+  // Bad options or environment found by the server or any package are all the one ConfigError.
+  const known = error instanceof ConfigError || error instanceof StartupError;
   const message = known
     ? error.message
     : error instanceof Error

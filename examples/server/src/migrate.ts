@@ -1,6 +1,7 @@
+import { capEcho } from "@agent-platform/common/hono";
 import { type MigrateResult, type MigrationStatus, parseVersion } from "@agent-platform/migrator";
 import type { PlatformDatabase } from "./databases.js";
-import { ApiError, capEcho } from "./http/errors.js";
+import { ApiError } from "./http/errors.js";
 
 export interface MigrationResultBody {
   message: string;

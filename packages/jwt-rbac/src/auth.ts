@@ -52,7 +52,7 @@ export interface JwtAuth<C extends object = JWTPayload> {
    * a cache hit then costs no promise hop. Throws or rejects only where `authenticate()` rejects.
    */
   authenticateNow(request: AuthRequest): AuthResult<C> | Promise<AuthResult<C>>;
-  /** Settles when every key is imported; rejects with a JwtRbacConfigError when one cannot be. */
+  /** Settles when every key is imported; rejects with a ConfigError when one cannot be. */
   readonly ready: Promise<void>;
   /** Drops every cached verified token. */
   clearCache(): void;

@@ -1,10 +1,11 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ConfigError, type Logger } from "@agent-platform/common";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { recordingLogger } from "../../common/test/recording-logger.js";
 import { testKeys } from "../test/fixtures/keys.js";
 import { createJwtAuthOn } from "./auth.js";
-import { JwtRbacConfigError } from "./errors.js";
 import { platform as nodePlatform } from "./node/platform.js";
 import type { JwtRbacOptions } from "./options.js";
 import { platform as webPlatform } from "./platform.js";
@@ -132,7 +133,7 @@ describe("construction fails fast", () => {
       /remoteKeys.maxBytes/,
     ],
   ] as const)("%s", (_label, options, message) => {
-    expect(() => create(options as JwtRbacOptions)).toThrow(JwtRbacConfigError);
+    expect(() => create(options as JwtRbacOptions)).toThrow(ConfigError);
     expect(() => create(options as JwtRbacOptions)).toThrow(message);
   });
 
@@ -153,24 +154,30 @@ describe("construction fails fast", () => {
     ).rejects.toThrow(/verification key #1 cannot be imported for RS256/);
     await expect(
       create({ algorithm: "ES256", verificationKeys: [keys.rs256.publicPem] }).ready,
-    ).rejects.toThrow(JwtRbacConfigError);
+    ).rejects.toThrow(ConfigError);
   });
 });
 
 describe("logging", () => {
   it("warns once for validate:false and for secretKey, never with the key", () => {
-    const warn = vi.fn();
-    create({ validate: false, logger: { warn, debug() {} } });
-    expect(warn).toHaveBeenCalledTimes(1);
-    expect(warn.mock.calls[0]?.[0]).toMatch(/NOT verified/);
-    warn.mockClear();
+    const unverified = recordingLogger();
+    create({ validate: false, logger: unverified.logger });
+    expect(unverified.warnings).toEqual([expect.stringMatching(/NOT verified/)]);
+    const deprecated = recordingLogger();
     create({
       algorithm: "HS256",
       secretKey: "super-secret-value-0123456789abcdef",
-      logger: { warn, debug() {} },
+      logger: deprecated.logger,
     });
-    expect(warn).toHaveBeenCalledTimes(1);
-    expect(JSON.stringify(warn.mock.calls)).not.toContain("super-secret-value");
+    expect(deprecated.warnings).toHaveLength(1);
+    expect(JSON.stringify(deprecated.records)).not.toContain("super-secret-value");
+  });
+
+  it("refuses a logger that is not pino-shaped, naming the option", () => {
+    const warnOnly = { warn() {}, debug() {} } as unknown as Logger;
+    expect(() => create({ validate: false, logger: warnOnly })).toThrow(
+      expect.objectContaining({ code: "CONFIG_INVALID", component: "jwt-rbac", option: "logger" }),
+    );
   });
 });
 

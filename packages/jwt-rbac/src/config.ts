@@ -1,6 +1,7 @@
+import { type Logger, loggerOption } from "@agent-platform/common";
 import type { JWK } from "jose";
+import { configError } from "./config-error.js";
 import { readEnv } from "./env.js";
-import { JwtRbacConfigError } from "./errors.js";
 import {
   type CacheOptions,
   DEFAULT_CACHE,
@@ -9,10 +10,8 @@ import {
   DEFAULT_REMOTE_KEYS,
   type IssuerOptions,
   type JwtAlgorithm,
-  type JwtRbacLogger,
   type JwtRbacOptions,
   MAX_REMOTE_KEYS_AGE_MS,
-  NOOP_LOGGER,
   TokenSource,
 } from "./options.js";
 import { DEFAULT_EXCLUDED_ROUTE_PATHS, DEFAULT_SCOPE_MAPPINGS } from "./rbac/defaults.js";
@@ -55,7 +54,7 @@ export interface ResolvedConfig extends ClaimNames {
   readonly adminScope: string;
   readonly unmappedRoutes: "allow" | "deny";
   readonly cache: CacheOptions | false;
-  readonly logger: JwtRbacLogger;
+  readonly logger: Logger;
   readonly maxTokenLength: number;
   readonly caseSensitiveRoutes: boolean;
 }
@@ -85,7 +84,7 @@ function resolveOrigins(origins: readonly string[] | undefined): ReadonlySet<str
         !/^https?:$/.test(url.protocol) ||
         url.origin !== origin.replace(/\/$/, "").toLowerCase()
       ) {
-        throw new JwtRbacConfigError(
+        throw configError(
           `allowedOrigins: "${origin}" is not an origin (scheme://host[:port], http or https, no path)`,
         );
       }
@@ -95,22 +94,20 @@ function resolveOrigins(origins: readonly string[] | undefined): ReadonlySet<str
 }
 
 function positiveInteger(value: number, name: string): number {
-  if (!Number.isSafeInteger(value) || value <= 0)
-    throw new JwtRbacConfigError(`${name} must be a positive integer`);
+  if (!Number.isSafeInteger(value) || value <= 0) throw configError(`${name} must be a positive integer`);
   return value;
 }
 
 function nonNegativeNumber(value: number, name: string): number {
-  if (!Number.isFinite(value) || value < 0)
-    throw new JwtRbacConfigError(`${name} must be a non-negative number`);
+  if (!Number.isFinite(value) || value < 0) throw configError(`${name} must be a non-negative number`);
   return value;
 }
 
 function resolveAlgorithms(given: readonly string[], option: string): JwtAlgorithm[] {
-  if (given.length === 0) throw new JwtRbacConfigError(`${option} must name at least one algorithm`);
+  if (given.length === 0) throw configError(`${option} must name at least one algorithm`);
   for (const alg of given) {
     if (!isSupportedAlgorithm(alg)) {
-      throw new JwtRbacConfigError(
+      throw configError(
         `unsupported algorithm "${alg}" (use HS256/384/512, RS256/384/512, PS256/384/512, ES256/384/512 or EdDSA)`,
       );
     }
@@ -136,12 +133,11 @@ function resolveMappings(
     ...mappings,
   };
   for (const [route, scopes] of Object.entries(merged)) {
-    if (!Array.isArray(scopes))
-      throw new JwtRbacConfigError(`scopeMappings["${route}"] must be an array of scopes`);
+    if (!Array.isArray(scopes)) throw configError(`scopeMappings["${route}"] must be an array of scopes`);
     for (const scope of scopes) {
       const parsed = typeof scope === "string" ? parseScope(scope, adminScope) : undefined;
       if (parsed === undefined || (parsed.kind === "resource" && scope.split(":").length !== 2)) {
-        throw new JwtRbacConfigError(
+        throw configError(
           `scopeMappings["${route}"]: "${String(scope)}" is not a required scope of the form "resource:action"`,
         );
       }
@@ -155,10 +151,10 @@ function remoteUrl(value: string, option: string): URL {
   try {
     url = new URL(value);
   } catch {
-    throw new JwtRbacConfigError(`${option} "${value}" is not a URL`);
+    throw configError(`${option} "${value}" is not a URL`);
   }
   if (!isAllowedRemoteUrl(url)) {
-    throw new JwtRbacConfigError(`${option} must use https (plain http is accepted only on loopback)`);
+    throw configError(`${option} must use https (plain http is accepted only on loopback)`);
   }
   return url;
 }
@@ -196,7 +192,7 @@ function resolveKeySources(
 ): Pick<IssuerConfig, "verificationKeys" | "jwks" | "jwksUrl" | "discoveryIssuer"> {
   const verificationKeys = source.verificationKeys ?? [];
   if (!Array.isArray(verificationKeys)) {
-    throw new JwtRbacConfigError(`${prefix}verificationKeys must be an array of key strings`);
+    throw configError(`${prefix}verificationKeys must be an array of key strings`);
   }
   checkKeyShapes(verificationKeys, algorithms, `${prefix}verificationKeys`);
   const jwks =
@@ -204,10 +200,10 @@ function resolveKeySources(
   const jwksUrl = source.jwksUrl === undefined ? undefined : remoteUrl(source.jwksUrl, `${prefix}jwksUrl`);
   if (source.discovery === true) {
     if (discoveryIssuer === undefined) {
-      throw new JwtRbacConfigError(`${prefix}discovery needs one \`issuer\` string to discover`);
+      throw configError(`${prefix}discovery needs one \`issuer\` string to discover`);
     }
     if (jwksUrl !== undefined) {
-      throw new JwtRbacConfigError(`${prefix}discovery and ${prefix}jwksUrl exclude each other: pick one`);
+      throw configError(`${prefix}discovery and ${prefix}jwksUrl exclude each other: pick one`);
     }
     remoteUrl(discoveryIssuer, `${prefix}issuer (with discovery)`);
   }
@@ -235,12 +231,12 @@ function resolveAudience(options: JwtRbacOptions): ReadonlySet<string> | undefin
   // only turns on the platform-instance default.
   if (options.audience !== undefined) {
     const audience = toSet(options.audience) as ReadonlySet<string>;
-    if (audience.size === 0) throw new JwtRbacConfigError("audience must not be empty");
+    if (audience.size === 0) throw configError("audience must not be empty");
     return audience;
   }
   if (!(options.verifyAudience ?? false)) return undefined;
   if (options.platformId === undefined || options.platformId === "") {
-    throw new JwtRbacConfigError("verifyAudience needs `audience` or `platformId`");
+    throw configError("verifyAudience needs `audience` or `platformId`");
   }
   return new Set([options.platformId]);
 }
@@ -264,11 +260,11 @@ function resolveIssuers(
   algorithms: readonly JwtAlgorithm[],
 ): IssuerConfig[] {
   if (!Array.isArray(entries) || entries.length === 0) {
-    throw new JwtRbacConfigError("issuers must list at least one issuer");
+    throw configError("issuers must list at least one issuer");
   }
   const mixed = TOP_LEVEL_KEY_OPTIONS.filter((name) => options[name] !== undefined);
   if (mixed.length > 0) {
-    throw new JwtRbacConfigError(
+    throw configError(
       `issuers excludes the top-level ${mixed.join(", ")}: give keys and issuer inside each issuers entry`,
     );
   }
@@ -276,10 +272,9 @@ function resolveIssuers(
   return entries.map((entry, index) => {
     const option = `issuers[${index}]`;
     if (typeof entry?.issuer !== "string" || entry.issuer === "") {
-      throw new JwtRbacConfigError(`${option}.issuer must be a non-empty string`);
+      throw configError(`${option}.issuer must be a non-empty string`);
     }
-    if (seen.has(entry.issuer))
-      throw new JwtRbacConfigError(`${option}: issuer "${entry.issuer}" is listed twice`);
+    if (seen.has(entry.issuer)) throw configError(`${option}: issuer "${entry.issuer}" is listed twice`);
     seen.add(entry.issuer);
     const own =
       entry.algorithms === undefined
@@ -287,13 +282,13 @@ function resolveIssuers(
         : resolveAlgorithms(entry.algorithms, `${option}.algorithms`);
     const keys = resolveKeySources(entry, own, `${option}.`, entry.issuer, []);
     if (!hasKeys(keys)) {
-      throw new JwtRbacConfigError(
+      throw configError(
         `${option} ("${entry.issuer}") has no key source: give jwksUrl, discovery: true, verificationKeys or jwks`,
       );
     }
     const ownAudience = entry.audience === undefined ? audience : toSet(entry.audience);
     if (ownAudience !== undefined && ownAudience.size === 0) {
-      throw new JwtRbacConfigError(`${option}.audience must not be empty`);
+      throw configError(`${option}.audience must not be empty`);
     }
     return {
       ...rules,
@@ -311,13 +306,13 @@ function resolveIssuers(
  * fails fast. Key import itself is asynchronous (WebCrypto) and happens right after.
  */
 export function resolveConfig(options: JwtRbacOptions, platform: Platform): ResolvedConfig {
-  const logger = options.logger ?? NOOP_LOGGER;
+  const logger = loggerOption(options.logger, "jwt-rbac");
   const algorithms = resolveAlgorithms(options.algorithms ?? [options.algorithm ?? "RS256"], "algorithms");
   const validate = options.validate ?? true;
 
   const clockTolerance = options.clockTolerance ?? DEFAULT_CLOCK_TOLERANCE;
   if (!Number.isFinite(clockTolerance) || clockTolerance < 0) {
-    throw new JwtRbacConfigError("clockTolerance must be a non-negative number of seconds");
+    throw configError("clockTolerance must be a non-negative number of seconds");
   }
   const audienceClaim = options.audienceClaim ?? "aud";
   const audience = resolveAudience(options);
@@ -345,13 +340,13 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
       verificationKeys.push(options.secretKey);
     }
     const issuer = toSet(options.issuer);
-    if (issuer !== undefined && issuer.size === 0) throw new JwtRbacConfigError("issuer must not be empty");
+    if (issuer !== undefined && issuer.size === 0) throw configError("issuer must not be empty");
     const single = typeof options.issuer === "string" ? options.issuer : undefined;
     const fileJwks =
       jwksFile === undefined ? [] : parseJwks(platform.readJwksFile(jwksFile), `JWKS file "${jwksFile}"`);
     const keys = resolveKeySources({ ...options, verificationKeys }, algorithms, "", single, fileJwks);
     if (validate && !hasKeys(keys)) {
-      throw new JwtRbacConfigError(
+      throw configError(
         "no verification key: pass verificationKeys, jwks, jwksFile, jwksUrl, discovery or issuers, or set JWT_VERIFICATION_KEY or JWT_JWKS_FILE",
       );
     }
@@ -366,18 +361,18 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
   }
 
   const tokenSource = options.tokenSource ?? TokenSource.HEADER;
-  if (!TOKEN_SOURCES.has(tokenSource)) throw new JwtRbacConfigError(`unknown tokenSource "${tokenSource}"`);
+  if (!TOKEN_SOURCES.has(tokenSource)) throw configError(`unknown tokenSource "${tokenSource}"`);
   const tokenHeaderKey = options.tokenHeaderKey ?? "Authorization";
   if (!HEADER_NAME.test(tokenHeaderKey))
-    throw new JwtRbacConfigError(`tokenHeaderKey "${tokenHeaderKey}" is not a header name`);
+    throw configError(`tokenHeaderKey "${tokenHeaderKey}" is not a header name`);
 
   // Fail closed: a route nobody mapped is refused, unless the application opts into "allow".
   const unmappedRoutes = options.unmappedRoutes ?? "deny";
   if (unmappedRoutes !== "allow" && unmappedRoutes !== "deny") {
-    throw new JwtRbacConfigError('unmappedRoutes must be "allow" or "deny"');
+    throw configError('unmappedRoutes must be "allow" or "deny"');
   }
   const adminScope = options.adminScope ?? DEFAULT_ADMIN_SCOPE;
-  if (adminScope.trim() === "") throw new JwtRbacConfigError("adminScope must not be empty");
+  if (adminScope.trim() === "") throw configError("adminScope must not be empty");
   const resourceMetadata =
     options.resourceMetadata === undefined
       ? undefined

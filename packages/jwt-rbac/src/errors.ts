@@ -162,9 +162,3 @@ export function withResourceMetadata(error: AuthError, url: string): AuthError {
     `${error.wwwAuthenticate}, resource_metadata=${quote(url)}`,
   );
 }
-
-/** Invalid configuration, thrown at construction (or by `ready`) — never per request. */
-export class JwtRbacConfigError extends Error {
-  override readonly name = "JwtRbacConfigError";
-  readonly code = "JWT_RBAC_CONFIG";
-}

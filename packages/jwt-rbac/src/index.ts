@@ -3,6 +3,8 @@ import { createJwtAuthOn, type JwtAuth } from "./auth.js";
 import type { JwtRbacOptions } from "./options.js";
 import { platform } from "./platform.js";
 
+// The platform's shared configuration error and logger shape, so a user of this package needs no other import.
+export { ConfigError, isConfigError, type Logger, type LogMethod } from "@agent-platform/common";
 export type { AuthRequest, AuthResult, JwtAuth } from "./auth.js";
 export {
   AuthError,
@@ -10,13 +12,11 @@ export {
   type AuthErrorCode,
   type AuthErrorReason,
   isAuthError,
-  JwtRbacConfigError,
   REALM,
 } from "./errors.js";
 export {
   type CacheOptions,
   type JwtAlgorithm,
-  type JwtRbacLogger,
   type JwtRbacOptions,
   SUPPORTED_ALGORITHMS,
   TokenSource,
@@ -31,7 +31,7 @@ export { originOfUrl, requestOrigin } from "./token/csrf.js";
 export type { HeadersInput } from "./token/headers.js";
 
 /**
- * Builds the authenticator once (options, env, route tables, key import). Throws a JwtRbacConfigError
+ * Builds the authenticator once (options, env, route tables, key import). Throws a ConfigError
  * for invalid configuration; key import failures reject `ready`.
  */
 export function createJwtAuth<C extends object = JWTPayload>(options: JwtRbacOptions = {}): JwtAuth<C> {

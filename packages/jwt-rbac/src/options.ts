@@ -1,3 +1,4 @@
+import type { Logger } from "@agent-platform/common";
 import type { JSONWebKeySet } from "jose";
 
 /** Where the token is read from. */
@@ -25,11 +26,6 @@ export const SUPPORTED_ALGORITHMS = [
   "EdDSA",
 ] as const;
 export type JwtAlgorithm = (typeof SUPPORTED_ALGORITHMS)[number];
-
-export interface JwtRbacLogger {
-  warn(message: string): void;
-  debug(message: string): void;
-}
 
 export interface CacheOptions {
   /** Most tokens kept. */
@@ -122,7 +118,8 @@ export interface JwtRbacOptions {
   adminScope?: string;
   unmappedRoutes?: "allow" | "deny";
   cache?: Partial<CacheOptions> | false;
-  logger?: JwtRbacLogger;
+  /** Where warnings (skipped keys, key sets unavailable) and refusals (debug) go; pino's shape. Default: silent. */
+  logger?: Logger;
   /**
    * Whether route literals match case-sensitively. Default `true`, except in the Express adapter, where
    * it defaults to `false` as Express routing does, so `/AGENTS` meets the `/agents` mappings.
@@ -145,8 +142,3 @@ export const DEFAULT_REMOTE_KEYS: Required<RemoteKeysOptions> = {
 export const MAX_REMOTE_KEYS_AGE_MS = 24 * 3600_000;
 export const DEFAULT_MAX_TOKEN_LENGTH = 16_384;
 export const DEFAULT_CLOCK_TOLERANCE = 10;
-
-export const NOOP_LOGGER: JwtRbacLogger = {
-  warn() {},
-  debug() {},
-};

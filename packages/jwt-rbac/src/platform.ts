@@ -1,4 +1,4 @@
-import { JwtRbacConfigError } from "./errors.js";
+import { configError } from "./config-error.js";
 import { portableBase64Url } from "./token/base64url.js";
 import { webCryptoVerifier } from "./token/signature.js";
 import type { Platform } from "./token/signature-types.js";
@@ -11,7 +11,7 @@ export const platform: Platform = {
   verifier: webCryptoVerifier,
   base64Url: portableBase64Url,
   readJwksFile(path: string): unknown {
-    throw new JwtRbacConfigError(
+    throw configError(
       `jwksFile ("${path}") needs Node.js file access; on this runtime pass the JWKS inline with \`jwks\``,
     );
   },

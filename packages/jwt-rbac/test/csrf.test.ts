@@ -1,6 +1,6 @@
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createJwtAuth, JwtRbacConfigError, type JwtRbacOptions, TokenSource } from "../src/index.js";
+import { ConfigError, createJwtAuth, type JwtRbacOptions, TokenSource } from "../src/index.js";
 import { sign, type TestKeys, testKeys } from "./fixtures/keys.js";
 import { ADAPTERS, startServer, type TestServer } from "./fixtures/servers.js";
 
@@ -163,6 +163,6 @@ describe("allowedOrigins configuration", () => {
   ])("refuses %j", (origin) => {
     expect(() =>
       createJwtAuth({ algorithm: "HS256", verificationKeys: ["s".repeat(32)], allowedOrigins: [origin] }),
-    ).toThrow(JwtRbacConfigError);
+    ).toThrow(ConfigError);
   });
 });

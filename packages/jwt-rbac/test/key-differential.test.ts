@@ -35,7 +35,7 @@ interface Probe {
 interface Case {
   readonly name: string;
   readonly options: JwtRbacOptions;
-  /** "ready", or the start of the JwtRbacConfigError message. */
+  /** "ready", or the start of the ConfigError message. */
   readonly construction: string;
   readonly probes: readonly Probe[];
 }

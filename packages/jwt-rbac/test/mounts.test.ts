@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jwtRbac as expressJwtRbac } from "../src/express/index.js";
 import { withJwtRbac } from "../src/fetch/index.js";
 import { jwtRbac as honoJwtRbac } from "../src/hono/index.js";
-import { JwtRbacConfigError, type JwtRbacOptions } from "../src/index.js";
+import { ConfigError, type JwtRbacOptions } from "../src/index.js";
 import { sign, type TestKeys, testKeys } from "./fixtures/keys.js";
 import { listenExpress, serveFetchApp, type TestServer } from "./fixtures/servers.js";
 
@@ -180,7 +180,7 @@ describe("Fetch basePath", () => {
     });
     expect(handled).toEqual([]);
     expect(() => withJwtRbac(() => new Response(), { ...options(), basePath: "/a/../b" })).toThrow(
-      JwtRbacConfigError,
+      ConfigError,
     );
   });
 });

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { recordingLogger } from "../../common/test/recording-logger.js";
 import { createJwtAuthOn } from "../src/auth.js";
 import type { JwtRbacOptions } from "../src/index.js";
 import { platform as nodePlatform } from "../src/node/platform.js";
@@ -38,11 +39,6 @@ function counting(platform: Platform): { platform: Platform; verifications: () =
       },
     },
   };
-}
-
-function logs() {
-  const warnings: string[] = [];
-  return { warnings, logger: { warn: (message: string) => warnings.push(message), debug() {} } };
 }
 
 describe.each(PLATFORMS)("remote keys, verifier %s", (_name, basePlatform) => {
@@ -133,7 +129,7 @@ describe.each(PLATFORMS)("remote keys, verifier %s", (_name, basePlatform) => {
 
   it("remembers a failed fetch for the cooldown: a flood while the endpoint is down costs one fetch", async () => {
     idp.mode = "down";
-    const { warnings, logger } = logs();
+    const { warnings, logger } = recordingLogger();
     const auth = create({ logger });
     const tokens = await Promise.all(
       Array.from({ length: 50 }, (_, i) => idp.sign({ sub: "x" }, { kid: i % 2 ? `kid-${i}` : null })),
@@ -154,14 +150,14 @@ describe.each(PLATFORMS)("remote keys, verifier %s", (_name, basePlatform) => {
 
   it("gives up after the timeout, and answers key_unavailable", async () => {
     idp.mode = "hang";
-    const { warnings, logger } = logs();
+    const { warnings, logger } = recordingLogger();
     const auth = create({ logger, remoteKeys: { timeoutMs: 200 } });
     expect(await check(auth, await idp.sign({ sub: "u1" }))).toBe("key_unavailable");
     expect(warnings.join("\n")).toMatch(/no complete answer within 200 ms/);
   });
 
   it("cuts an oversized JWKS off while reading it and keeps the old keys", async () => {
-    const { warnings, logger } = logs();
+    const { warnings, logger } = recordingLogger();
     const auth = create({ logger, remoteKeys: { cooldownMs: 50, maxBytes: 256 * 1024 } });
     expect(await check(auth, await idp.sign({ sub: "u1" }))).toBe("ok:u1");
     idp.mode = "endless";
@@ -174,7 +170,7 @@ describe.each(PLATFORMS)("remote keys, verifier %s", (_name, basePlatform) => {
   });
 
   it("refuses a JWKS with too many keys, skips odd keys and keeps the rest", async () => {
-    const { warnings, logger } = logs();
+    const { warnings, logger } = recordingLogger();
     idp.extraKeys = [
       { kty: "oct", k: "c2VjcmV0", kid: "hmac" },
       { ...idp.keys[0]?.publicJwk, kid: "k".repeat(300) },
@@ -193,7 +189,7 @@ describe.each(PLATFORMS)("remote keys, verifier %s", (_name, basePlatform) => {
   });
 
   it("follows a redirect only where a configured URL could point, never off the machine over http", async () => {
-    const { warnings, logger } = logs();
+    const { warnings, logger } = recordingLogger();
     idp.redirect = "http://169.254.169.254/latest/jwks";
     const auth = create({ logger });
     expect(await check(auth, await idp.sign({ sub: "u1" }))).toBe("key_unavailable");
@@ -251,7 +247,7 @@ describe.each(PLATFORMS)("remote keys, verifier %s", (_name, basePlatform) => {
 
   it("keeps verifying with the last good keys while the endpoint is down, logging once per failure streak", async () => {
     idp.cacheControl = "max-age=0";
-    const { warnings, logger } = logs();
+    const { warnings, logger } = recordingLogger();
     const auth = create({ logger, remoteKeys: { cooldownMs: 50 } });
     expect(await check(auth, await idp.sign({ sub: "u0" }))).toBe("ok:u0");
     idp.mode = "down";
@@ -297,7 +293,7 @@ describe.each(PLATFORMS)("remote keys, verifier %s", (_name, basePlatform) => {
 
   it("refuses a discovery document that names another issuer", async () => {
     idp.discoveryIssuer = "https://evil.example/realms/test";
-    const { warnings, logger } = logs();
+    const { warnings, logger } = recordingLogger();
     const auth = createJwtAuthOn(basePlatform, { issuer: idp.issuer, discovery: true, logger });
     expect(await check(auth, await idp.sign({ sub: "u1" }))).toBe("key_unavailable");
     expect(idp.count("jwks")).toBe(0);

@@ -5,9 +5,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { JWK } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { recordingLogger } from "../../common/test/recording-logger.js";
 import { createJwtAuthOn } from "../src/auth.js";
-import { JwtRbacConfigError } from "../src/errors.js";
 import type { JwtRbacOptions } from "../src/index.js";
+import { ConfigError } from "../src/index.js";
 import { platform as nodePlatform } from "../src/node/platform.js";
 import { platform as webPlatform } from "../src/platform.js";
 import type { Platform } from "../src/token/signature-types.js";
@@ -42,12 +43,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await new Promise((done) => jwksServer.close(done));
 });
-
-/** A logger that keeps what it is told, to check what reaches the logs (and what must not). */
-function recordingLogger() {
-  const warnings: string[] = [];
-  return { warnings, logger: { warn: (message: string) => warnings.push(message), debug() {} } };
-}
 
 async function refusal(platform: Platform, options: JwtRbacOptions): Promise<unknown> {
   return createJwtAuthOn(platform, { cache: false, ...options }).ready.then(
@@ -92,8 +87,8 @@ describe.each(PLATFORMS)("%s", (_name, platform) => {
         algorithms: ["RS256", "PS256"],
         verificationKeys: [keys.rs256.publicPem, key()],
       });
-      expect(error).toBeInstanceOf(JwtRbacConfigError);
-      expect((error as JwtRbacConfigError).code).toBe("JWT_RBAC_CONFIG");
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error).toMatchObject({ code: "CONFIG_INVALID", component: "jwt-rbac" });
       expect((error as Error).message).toMatch(/^verification key #2 is refused: /);
       expect((error as Error).message).toMatch(reason);
     });
@@ -196,7 +191,7 @@ describe.each(PLATFORMS)("%s", (_name, platform) => {
 
   it("a JWKS of weak keys only is a configuration error", async () => {
     const error = await refusal(platform, { jwks: { keys: [{ ...rsa1024.publicJwk, kid: "old" }] } });
-    expect(error).toBeInstanceOf(JwtRbacConfigError);
+    expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toBe("no JWKS key can be used with RS256");
   });
 });

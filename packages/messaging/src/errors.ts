@@ -1,17 +1,13 @@
-/** Base of every error the messaging module raises on purpose; `code` is stable, messages are for people. */
+/**
+ * Base of every error the messaging module raises on purpose but for bad options, which are the platform's
+ * shared `ConfigError`; `code` is stable, messages are for people.
+ */
 export class MessagingError extends Error {
   readonly code: string;
   constructor(code: string, message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = new.target.name;
     this.code = code;
-  }
-}
-
-/** The channel's environment variables do not add up to a usable configuration. */
-export class MessagingConfigError extends MessagingError {
-  constructor(message: string) {
-    super("MESSAGING_CONFIG_INVALID", message);
   }
 }
 

@@ -1,3 +1,5 @@
+// The platform's shared configuration error and logger shape, so a user of this package needs no other import.
+export { ConfigError, isConfigError, type Logger, type LogMethod } from "@agent-platform/common";
 export type { AgentHandler, AgentMessage } from "./agents/agent.js";
 export { echoAgent } from "./agents/echo.js";
 export { createHttpAgent } from "./agents/http.js";
@@ -33,13 +35,11 @@ export {
   DeliveryError,
   InboxBusyError,
   InvalidPayloadError,
-  MessagingConfigError,
   MessagingError,
   PayloadTooLargeError,
 } from "./errors.js";
 export { INBOX_STATUSES, type InboxEntry, type InboxStatus, type InsertCounts } from "./inbox/store.js";
 export { MESSAGE_LIMITS, type RejectedMessage } from "./limits.js";
-export type { LogMethod, MessagingLogger } from "./logger.js";
 export {
   type CommitOptions,
   createMessaging,

@@ -1,14 +1,15 @@
 import type { IncomingMessage } from "node:http";
+import { type Logger, loggerOption } from "@agent-platform/common";
 import type { Sql } from "postgres";
 import type { AgentHandler } from "./agents/agent.js";
 import { echoAgent } from "./agents/echo.js";
 import type { Channel } from "./channel.js";
-import { MessagingConfigError, PayloadTooLargeError } from "./errors.js";
+import { configError } from "./config-error.js";
+import { PayloadTooLargeError } from "./errors.js";
 import { migrateInbox } from "./inbox/schema.js";
 import { type InboxEntry, type InboxStatus, InboxStore } from "./inbox/store.js";
 import { InboxWakeup } from "./inbox/wakeup.js";
 import { InboxWorker } from "./inbox/worker.js";
-import { type MessagingLogger, SILENT_LOGGER } from "./logger.js";
 import {
   handleWebhook,
   MAX_WEBHOOK_BODY_BYTES,
@@ -52,7 +53,7 @@ export interface MessagingOptions {
   channels: readonly Channel[];
   /** Answers each message. Default: the echo agent. */
   agent?: AgentHandler;
-  logger?: MessagingLogger;
+  logger?: Logger;
   worker?: WorkerOptions;
   commit?: CommitOptions;
   /**
@@ -107,11 +108,11 @@ const WORKER_DEFAULTS: Required<WorkerOptions> = {
  * inbox schema is migrated now or, when the database is down, on the first delivery.
  */
 export async function createMessaging(options: MessagingOptions): Promise<Messaging> {
-  const logger = options.logger ?? SILENT_LOGGER;
+  const logger = loggerOption(options.logger, "messaging");
   const worker = { ...WORKER_DEFAULTS, ...definedOnly(options.worker ?? {}) };
   const byName = new Map<string, Channel>();
   for (const channel of options.channels) {
-    if (byName.has(channel.name)) throw new MessagingConfigError(`channel '${channel.name}' is given twice`);
+    if (byName.has(channel.name)) throw configError(`channel '${channel.name}' is given twice`);
     byName.set(channel.name, channel);
   }
   const commit = { ...COMMIT_DEFAULTS, ...definedOnly(options.commit ?? {}) };
@@ -151,7 +152,7 @@ export async function createMessaging(options: MessagingOptions): Promise<Messag
 
   const channelOf = (name: string): Channel => {
     const channel = byName.get(name);
-    if (channel === undefined) throw new MessagingConfigError(`channel '${name}' is not configured`);
+    if (channel === undefined) throw configError(`channel '${name}' is not configured`);
     return channel;
   };
   const handle = (name: string, request: WebhookRequest) => {

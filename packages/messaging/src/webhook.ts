@@ -1,9 +1,9 @@
 import type { IncomingMessage } from "node:http";
+import type { Logger } from "@agent-platform/common";
 import type { Channel, ParsedDelivery } from "./channel.js";
 import { InvalidPayloadError, PayloadTooLargeError } from "./errors.js";
 import type { InboxStore, InsertCounts } from "./inbox/store.js";
 import { boundMessages } from "./limits.js";
-import type { MessagingLogger } from "./logger.js";
 import { readRawBody } from "./raw-body.js";
 
 /** Chat products' deliveries are a few KiB; the cap only has to stop abuse. */
@@ -29,7 +29,7 @@ export interface WebhookResponse {
 export interface WebhookDeps {
   channel: Channel;
   store: InboxStore;
-  logger: MessagingLogger;
+  logger: Logger;
   /** Called after new messages were committed to the inbox. */
   onStored(): void;
 }

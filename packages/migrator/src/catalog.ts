@@ -1,5 +1,6 @@
 import { checksumOf } from "./checksum.js";
-import { DuplicateVersionError, InvalidOptionsError } from "./errors.js";
+import { configError } from "./config-error.js";
+import { DuplicateVersionError } from "./errors.js";
 import type { Migration } from "./types.js";
 import { compareVersions, parseVersion, type Version } from "./version.js";
 
@@ -19,7 +20,7 @@ export interface CatalogEntry {
 /** The validated migration list in version order. */
 export function buildCatalog(migrations: readonly Migration[]): CatalogEntry[] {
   if (!Array.isArray(migrations) || migrations.length === 0) {
-    throw new InvalidOptionsError("`migrations` must be a non-empty array of migrations");
+    throw configError("`migrations` must be a non-empty array of migrations", "migrations");
   }
   const entries = migrations.map(toEntry);
   entries.sort((a, b) => compareVersions(a.version, b.version));
@@ -35,33 +36,35 @@ export function buildCatalog(migrations: readonly Migration[]): CatalogEntry[] {
 function toEntry(migration: Migration, index: number): CatalogEntry {
   const where = `migrations[${index}]`;
   if (typeof migration !== "object" || migration === null) {
-    throw new InvalidOptionsError(`${where} must be an object`);
+    throw configError(`${where} must be an object`, "migrations");
   }
   const version = parseVersion(migration.version);
   if (typeof migration.name !== "string" || migration.name.trim() === "") {
-    throw new InvalidOptionsError(`${where} (${version.text}) needs a non-empty name`);
+    throw configError(`${where} (${version.text}) needs a non-empty name`, "migrations");
   }
   if (typeof migration.up !== "function") {
-    throw new InvalidOptionsError(`${where} (${version.text}) needs an up function`);
+    throw configError(`${where} (${version.text}) needs an up function`, "migrations");
   }
   if (migration.down !== undefined && typeof migration.down !== "function") {
-    throw new InvalidOptionsError(`${where} (${version.text}) has a down that is not a function`);
+    throw configError(`${where} (${version.text}) has a down that is not a function`, "migrations");
   }
   if (migration.transaction !== undefined && typeof migration.transaction !== "boolean") {
-    throw new InvalidOptionsError(`${where} (${version.text}) has a non-boolean transaction flag`);
+    throw configError(`${where} (${version.text}) has a non-boolean transaction flag`, "migrations");
   }
   if (migration.source !== undefined && typeof migration.source !== "string") {
-    throw new InvalidOptionsError(`${where} (${version.text}) has a non-string source`);
+    throw configError(`${where} (${version.text}) has a non-string source`, "migrations");
   }
   if (migration.checksum !== undefined) {
     if (typeof migration.checksum !== "string" || !EXPLICIT_CHECKSUM.test(migration.checksum)) {
-      throw new InvalidOptionsError(
+      throw configError(
         `${where} (${version.text}) has a checksum that is not 1-128 printable ASCII characters`,
+        "migrations",
       );
     }
     if (migration.source !== undefined) {
-      throw new InvalidOptionsError(
+      throw configError(
         `${where} (${version.text}) sets both source and checksum; the checksum comes from one of them`,
+        "migrations",
       );
     }
   }

@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { ConfigError } from "@agent-platform/common";
 import postgres from "postgres";
 import { checksumOf } from "./checksum.js";
 import { createMigrationFiles } from "./create.js";
@@ -182,7 +183,8 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<
   } catch (error) {
     const usage =
       error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
-    const code = error instanceof MigratorError ? error.code : usage ? "USAGE" : "ERROR";
+    const code =
+      error instanceof MigratorError || error instanceof ConfigError ? error.code : usage ? "USAGE" : "ERROR";
     const message = describe(error);
     if (json) io.err(JSON.stringify({ error: { code, message } }));
     else io.err(`platform-migrate: ${message}${usage ? `\n\n${USAGE}` : ""}`);

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { InvalidOptionsError } from "./errors.js";
+import { configError } from "./config-error.js";
 import { sqlMigrations } from "./sql-files.js";
 import { compareVersions, parseVersion, type Version } from "./version.js";
 
@@ -21,8 +21,9 @@ export interface CreatedMigration {
  */
 export function createMigrationFiles(dir: string, name: string, version?: string): CreatedMigration {
   if (!NAME.test(name)) {
-    throw new InvalidOptionsError(
+    throw configError(
       `migration name ${JSON.stringify(name.slice(0, 120))} must be 1-100 letters, digits, _ or -, starting with a letter or digit`,
+      "name",
     );
   }
   mkdirSync(dir, { recursive: true });
@@ -32,10 +33,11 @@ export function createMigrationFiles(dir: string, name: string, version?: string
   if (highest && compareVersions(chosen, highest) <= 0) {
     const same =
       compareVersions(chosen, highest) === 0 || existing.some((v) => compareVersions(v, chosen) === 0);
-    throw new InvalidOptionsError(
+    throw configError(
       same
         ? `${dir} already has a migration with version ${chosen.text}`
         : `version ${chosen.text} is below the highest existing version ${highest.text}; it would be refused as out of order`,
+      "version",
     );
   }
   const base = join(dir, `${chosen.text}_${name}`);

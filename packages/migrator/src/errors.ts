@@ -1,6 +1,8 @@
-/** Every error the migrator throws on purpose carries one of these stable codes. */
+/**
+ * Every error the migrator throws on purpose carries one of these stable codes. Options it cannot work
+ * with are the platform's shared `ConfigError` (code `CONFIG_INVALID`), not a `MigratorError`.
+ */
 export type MigratorErrorCode =
-  | "INVALID_OPTIONS"
   | "DUPLICATE_VERSION"
   | "INVALID_VERSION"
   | "UNKNOWN_VERSION"
@@ -19,11 +21,6 @@ export abstract class MigratorError extends Error {
     super(message, options);
     this.name = new.target.name;
   }
-}
-
-/** The migrator was constructed with options it cannot work with (identifiers, migrations, timeouts). */
-export class InvalidOptionsError extends MigratorError {
-  readonly code = "INVALID_OPTIONS";
 }
 
 /** Two migrations in the list have the same version (after dropping a leading `v`). */

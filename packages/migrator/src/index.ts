@@ -1,8 +1,9 @@
+// The platform's shared configuration error and logger shape, so a user of this package needs no other import.
+export { ConfigError, isConfigError, type Logger, type LogMethod } from "@agent-platform/common";
 export {
   ChecksumMismatchError,
   DdlLockTimeoutError,
   DuplicateVersionError,
-  InvalidOptionsError,
   InvalidVersionError,
   IrreversibleMigrationError,
   LockTimeoutError,
@@ -35,7 +36,6 @@ export type {
   MigrationStatus,
   Migrator,
   MigratorEvent,
-  MigratorLogger,
   MigratorOptions,
 } from "./types.js";
 export { compareVersions, isVersion, parseVersion, type Version } from "./version.js";

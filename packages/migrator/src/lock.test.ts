@@ -1,5 +1,6 @@
 import postgres from "postgres";
 import { describe, expect, it } from "vitest";
+import { recordingLogger } from "../../common/test/recording-logger.js";
 import {
   backends,
   historyVersions,
@@ -10,7 +11,7 @@ import {
 } from "../test/support.js";
 import { LockTimeoutError } from "./errors.js";
 import { createMigrator } from "./migrator.js";
-import type { Migration, MigratorEvent } from "./types.js";
+import type { Migration } from "./types.js";
 
 /** Migrations that count their runs and fail if run twice (plain CREATE TABLE), slow enough to overlap. */
 function countedMigrations(runs: Map<string, number>): Migration[] {
@@ -64,13 +65,13 @@ describe.skipIf(!TEST_DATABASE_URL)("lock timeout on real PostgreSQL", () => {
   it("gives up with LockTimeoutError while another session holds the lock, then runs once it is free", async () => {
     const { sql } = current();
     const schema = freshSchema();
-    const events: MigratorEvent[] = [];
+    const { logger, records } = recordingLogger();
     const migrator = createMigrator({
       sql,
       migrations: countedMigrations(new Map()),
       schema,
       lockTimeoutMs: 300,
-      logger: (e) => events.push(e),
+      logger,
     });
     const holder = await sql.reserve();
     try {
@@ -78,7 +79,7 @@ describe.skipIf(!TEST_DATABASE_URL)("lock timeout on real PostgreSQL", () => {
       const error = await migrator.migrate().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(LockTimeoutError);
       expect(error).toMatchObject({ code: "LOCK_TIMEOUT", timeoutMs: 300 });
-      expect(events.map((e) => e.event)).toEqual(["lock_waiting"]);
+      expect(records.map((record) => record.event)).toEqual(["lock_waiting"]);
       expect(await tablesIn(sql, schema)).toEqual([]);
     } finally {
       await holder`select pg_advisory_unlock_all()`;

@@ -1,14 +1,11 @@
+import { ConfigError } from "@agent-platform/common";
 import postgres from "postgres";
 import { describe, expect, it } from "vitest";
+import { recordingLogger } from "../../common/test/recording-logger.js";
 import { backends, historyVersions, tableMigration, tablesIn, useFreshSchema } from "../test/support.js";
-import {
-  DuplicateVersionError,
-  InvalidOptionsError,
-  InvalidVersionError,
-  UnknownVersionError,
-} from "./errors.js";
+import { DuplicateVersionError, InvalidVersionError, UnknownVersionError } from "./errors.js";
 import { createMigrator } from "./migrator.js";
-import type { Migration, MigratorEvent } from "./types.js";
+import type { Migration } from "./types.js";
 
 const migrations = [
   tableMigration("1.0.0", "users"),
@@ -25,8 +22,8 @@ describe.each(backends())("migrate() on $kind", ({ current }) => {
   it("takes a fresh database to the latest version, in semantic-version order", async () => {
     const { sql } = current();
     const schema = freshSchema();
-    const events: MigratorEvent[] = [];
-    const migrator = createMigrator({ sql, migrations, schema, logger: (e) => events.push(e) });
+    const { logger, records } = recordingLogger();
+    const migrator = createMigrator({ sql, migrations, schema, logger: logger.child({ db_id: "main" }) });
 
     const result = await migrator.migrate();
 
@@ -45,9 +42,25 @@ describe.each(backends())("migrate() on $kind", ({ current }) => {
       "t_users",
     ]);
     expect(await historyVersions(sql, schema)).toEqual(["1.0.0", "1.1.0", "1.10.0", "1.2.0", "1.9.0"]);
-    expect(events.filter((e) => e.event === "migrated").map((e) => "version" in e && e.version)).toEqual(
-      result.applied,
-    );
+    // Each event is one record: its level's method, its fields, the message `migration <event>`.
+    const migrated = records.filter((record) => record.event === "migrated");
+    expect(migrated.map((record) => record.version)).toEqual(result.applied);
+    expect(migrated[0]).toEqual({
+      level: 30,
+      db_id: "main",
+      event: "migrated",
+      version: "1.0.0",
+      name: "users",
+      direction: "up",
+      durationMs: expect.any(Number),
+      msg: "migration migrated",
+    });
+    expect(records.map((record) => record.event)).toEqual([
+      "lock_acquired",
+      "plan",
+      ...result.applied.flatMap(() => ["migrating", "migrated"]),
+      "committed",
+    ]);
     const status = await migrator.status();
     expect(status.current).toBe("1.10.0");
     expect(status.latest).toBe("1.10.0");
@@ -195,7 +208,11 @@ describe.each(backends())("base and steps on $kind", ({ current }) => {
   it("refuses to and steps together, and steps that are not a non-zero integer, before touching the database", async () => {
     const migrator = createMigrator({ sql: current().sql, migrations: three, schema: freshSchema() });
     for (const options of [{ to: "1.0.0", steps: 1 }, { steps: 0 }, { steps: 1.5 }, { steps: Number.NaN }]) {
-      await expect(migrator.migrate(options)).rejects.toMatchObject({ code: "INVALID_OPTIONS" });
+      await expect(migrator.migrate(options)).rejects.toMatchObject({
+        code: "CONFIG_INVALID",
+        component: "migrator",
+        option: "steps",
+      });
     }
     await expect(migrator.migrate({ to: "Base" })).rejects.toMatchObject({ code: "INVALID_VERSION" });
   });
@@ -264,8 +281,12 @@ describe("createMigrator options", () => {
     ["ddlLockTimeoutMs", { ddlLockTimeoutMs: "5000" as unknown as number }],
     ["statementTimeoutMs", { statementTimeoutMs: 2 ** 31 }],
     ["statementTimeoutMs", { statementTimeoutMs: Number.POSITIVE_INFINITY }],
+    // The logger before the shared shape (a function of events) is refused rather than ignored.
+    ["logger", { logger: (() => {}) as never }],
   ])("rejects a bad %s before any SQL is built", (option, extra) => {
-    expect(() => createMigrator({ sql, migrations, ...extra })).toThrow(InvalidOptionsError);
+    expect(() => createMigrator({ sql, migrations, ...extra })).toThrow(
+      expect.objectContaining({ code: "CONFIG_INVALID", component: "migrator", option }),
+    );
     expect(() => createMigrator({ sql, migrations, ...extra })).toThrow(new RegExp(option));
   });
 
@@ -288,14 +309,14 @@ describe("createMigrator options", () => {
       /both source and checksum/,
     );
     for (const bad of ["", " v1", "v1\n", "x".repeat(129), "é", 42]) {
-      expect(() => createMigrator({ sql, migrations: withChecksum(bad) })).toThrow(InvalidOptionsError);
+      expect(() => createMigrator({ sql, migrations: withChecksum(bad) })).toThrow(ConfigError);
     }
     expect(() => createMigrator({ sql, migrations: withChecksum("x".repeat(128)) })).not.toThrow();
     expect(() => createMigrator({ sql, migrations: withChecksum("2024-05-01 add users") })).not.toThrow();
   });
 
   it("rejects an empty list, a missing up and a non-postgres.js sql", () => {
-    expect(() => createMigrator({ sql, migrations: [] })).toThrow(InvalidOptionsError);
+    expect(() => createMigrator({ sql, migrations: [] })).toThrow(ConfigError);
     const noUp = [{ version: "1.0.0", name: "x" }] as unknown as Migration[];
     expect(() => createMigrator({ sql, migrations: noUp })).toThrow(/needs an up function/);
     expect(() => createMigrator({ sql: {} as never, migrations })).toThrow(/postgres\.js/);

@@ -1,6 +1,7 @@
+import { loggerOption } from "@agent-platform/common";
 import { buildCatalog, type CatalogEntry } from "./catalog.js";
+import { configError } from "./config-error.js";
 import { isConnectionLost } from "./connection-lost.js";
-import { InvalidOptionsError } from "./errors.js";
 import { type HistoryTable, readHistory } from "./history.js";
 import { validateIdentifier } from "./identifier.js";
 import { invalidIndexes } from "./indexes.js";
@@ -27,8 +28,9 @@ const MAX_TIMEOUT_MS = 2_147_483_647;
 /** A timeout option: a whole number of milliseconds from 0 to MAX_TIMEOUT_MS. */
 export function timeoutOption(name: string, value: unknown): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0 || value > MAX_TIMEOUT_MS) {
-    throw new InvalidOptionsError(
+    throw configError(
       `\`${name}\` must be a whole number of milliseconds from 0 to ${MAX_TIMEOUT_MS}; got ${String(value)}`,
+      name,
     );
   }
   return value;
@@ -40,11 +42,12 @@ export function timeoutOption(name: string, value: unknown): number {
  */
 export function createMigrator(options: MigratorOptions): Migrator {
   if (typeof options !== "object" || options === null || typeof options.sql?.reserve !== "function") {
-    throw new InvalidOptionsError(
+    throw configError(
       "`sql` must be a postgres.js instance (the pool itself, not a transaction or a reserved connection)",
+      "sql",
     );
   }
-  const { sql, logger } = options;
+  const { sql } = options;
   const where: HistoryTable = {
     schema: validateIdentifier(options.schema ?? "public", "schema"),
     table: validateIdentifier(options.table ?? "schema_migrations", "table"),
@@ -58,15 +61,13 @@ export function createMigrator(options: MigratorOptions): Migrator {
     options.statementTimeoutMs === undefined
       ? undefined
       : timeoutOption("statementTimeoutMs", options.statementTimeoutMs);
-  if (logger !== undefined && typeof logger !== "function") {
-    throw new InvalidOptionsError("`logger` must be a function receiving structured events");
-  }
+  const logger = loggerOption(options.logger, "migrator");
   const catalog = buildCatalog(options.migrations);
   const latest = catalog[catalog.length - 1] as CatalogEntry;
 
-  const log = (event: MigratorEvent) => {
+  const log = ({ level, ...fields }: MigratorEvent) => {
     try {
-      logger?.(event);
+      logger[level](fields, `migration ${fields.event}`);
     } catch {
       // A broken logger must not break a migration run.
     }

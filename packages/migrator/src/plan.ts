@@ -1,7 +1,7 @@
 import type { CatalogEntry } from "./catalog.js";
+import { configError } from "./config-error.js";
 import {
   ChecksumMismatchError,
-  InvalidOptionsError,
   IrreversibleMigrationError,
   OutOfOrderError,
   UnknownAppliedVersionError,
@@ -35,11 +35,11 @@ export function resolveTarget(
   steps: number | undefined,
 ): Target {
   if (to !== undefined && steps !== undefined) {
-    throw new InvalidOptionsError("give either `to` or `steps`, not both");
+    throw configError("give either `to` or `steps`, not both", "steps");
   }
   if (steps !== undefined) {
     if (!Number.isSafeInteger(steps) || steps === 0) {
-      throw new InvalidOptionsError(`\`steps\` must be a non-zero integer (negative reverts); got ${steps}`);
+      throw configError(`\`steps\` must be a non-zero integer (negative reverts); got ${steps}`, "steps");
     }
     return { steps };
   }

@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ConfigError } from "@agent-platform/common";
 import { afterEach, describe, expect, it } from "vitest";
 import { backends, historyVersions, tablesIn, useFreshSchema } from "../test/support.js";
-import { ChecksumMismatchError, InvalidOptionsError } from "./errors.js";
+import { ChecksumMismatchError } from "./errors.js";
 import { createMigrator } from "./migrator.js";
 import { sqlMigrations } from "./sql-files.js";
 
@@ -52,7 +53,7 @@ describe("sqlMigrations", () => {
     [{ "1.0.0_users.down.sql": "select 1;" }, /has no matching up file/],
   ])("rejects %j", (contents, message) => {
     const dir = migrationsDir(contents);
-    expect(() => sqlMigrations(dir)).toThrow(InvalidOptionsError);
+    expect(() => sqlMigrations(dir)).toThrow(ConfigError);
     expect(() => sqlMigrations(dir)).toThrow(message);
   });
 

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { InvalidOptionsError } from "./errors.js";
+import { configError } from "./config-error.js";
 import type { Migration } from "./types.js";
 
 const FILE = /^([^_]+)_(.+)\.(up|down)\.sql$/;
@@ -16,14 +16,15 @@ export function sqlMigrations(dir: string): Migration[] {
   try {
     files = readdirSync(dir).filter((file) => file.endsWith(".sql"));
   } catch (error) {
-    throw new InvalidOptionsError(`Cannot read the migrations directory ${dir}: ${(error as Error).message}`);
+    throw configError(`Cannot read the migrations directory ${dir}: ${(error as Error).message}`, "dir");
   }
   const pairs = new Map<string, { version: string; name: string; up?: string; down?: string }>();
   for (const file of files.sort()) {
     const match = FILE.exec(file);
     if (!match) {
-      throw new InvalidOptionsError(
+      throw configError(
         `${join(dir, file)}: expected <version>_<name>.up.sql or <version>_<name>.down.sql`,
+        "dir",
       );
     }
     const [, version = "", name = "", direction] = match;
@@ -33,8 +34,7 @@ export function sqlMigrations(dir: string): Migration[] {
     pairs.set(key, pair);
   }
   return [...pairs.entries()].map(([key, { version, name, up, down }]) => {
-    if (up === undefined)
-      throw new InvalidOptionsError(`${join(dir, `${key}.down.sql`)} has no matching up file`);
+    if (up === undefined) throw configError(`${join(dir, `${key}.down.sql`)} has no matching up file`, "dir");
     return {
       version,
       name,

@@ -1,3 +1,4 @@
+import type { Logger } from "@agent-platform/common";
 import type postgres from "postgres";
 
 /**
@@ -50,7 +51,10 @@ export interface AppliedMigration {
 
 export type MigrationDirection = "up" | "down";
 
-/** Structured events for `MigratorOptions.logger`. */
+/**
+ * What the migrator logs: each event is one record of `MigratorOptions.logger`, written with the method
+ * of its `level`, these fields but `level`, and the message `migration <event>`.
+ */
 export type MigratorEvent =
   | { level: "info"; event: "lock_waiting"; schema: string; table: string }
   | { level: "info"; event: "lock_acquired"; schema: string; table: string; waitedMs: number }
@@ -75,8 +79,6 @@ export type MigratorEvent =
   | { level: "info"; event: "committed"; versions: string[] }
   | { level: "error"; event: "failed"; version: string; direction: MigrationDirection; message: string }
   | { level: "warn"; event: "unlock_failed"; message: string };
-
-export type MigratorLogger = (event: MigratorEvent) => void;
 
 // Any postgres.js instance, whatever custom types it was created with.
 // biome-ignore lint/suspicious/noExplicitAny: the type parameter is irrelevant to the migrator
@@ -103,7 +105,8 @@ export interface MigratorOptions {
    * `transaction: false` migrations run under the session's own setting instead.
    */
   readonly statementTimeoutMs?: number;
-  readonly logger?: MigratorLogger;
+  /** Where the run's events go (`MigratorEvent`); pino's shape, so a pino logger as is. Default: silent. */
+  readonly logger?: Logger;
 }
 
 export interface MigrationStatus {

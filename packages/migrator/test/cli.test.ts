@@ -62,17 +62,32 @@ describe("platform-migrate without a database", () => {
     ["--ddl-lock-timeout-ms", "ddlLockTimeoutMs"],
     ["--statement-timeout-ms", "statementTimeoutMs"],
     ["--lock-timeout-ms", "lockTimeoutMs"],
-  ])("exits 1 with INVALID_OPTIONS for %s beyond what PostgreSQL takes", async (flag, option) => {
+  ])("exits 1 with CONFIG_INVALID for %s beyond what PostgreSQL takes", async (flag, option) => {
     const run = await cli(["up", "--json", flag, "2147483648", "--dir", dir], {
       DATABASE_URL: "postgres://postgres@127.0.0.1:1/none",
     });
     expect(run.code).toBe(1);
     expect(JSON.parse(run.stderr)).toEqual({
       error: {
-        code: "INVALID_OPTIONS",
+        code: "CONFIG_INVALID",
         message: `\`${option}\` must be a whole number of milliseconds from 0 to 2147483647; got 2147483648`,
       },
     });
+  });
+
+  it("exits 1 with the shared configuration error's code for options the migrator refuses", async () => {
+    const args = ["status", "--dir", dir, "--schema", "a.b", "--database-url", "postgres://x@127.0.0.1:1/x"];
+    const json = await cli([...args, "--json"]);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stderr)).toEqual({
+      error: {
+        code: "CONFIG_INVALID",
+        message: expect.stringMatching(/^`schema` must be a plain identifier/),
+      },
+    });
+    const text = await cli(args);
+    expect(text.code).toBe(1);
+    expect(text.stderr).toMatch(/^platform-migrate: `schema` must be a plain identifier[^\n]*\n$/);
   });
 
   it("exits 1 with one line, no stack, when the database is unreachable", async () => {

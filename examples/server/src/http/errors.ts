@@ -49,18 +49,3 @@ export function errorResponse(
   if (retryAfterSeconds !== undefined) c.header("Retry-After", String(retryAfterSeconds));
   return c.json(body, status as ContentfulStatusCode);
 }
-
-/** How much of a client's input an error detail may repeat. */
-export const MAX_ECHO_CHARS = 64;
-
-/**
- * The one place input is echoed from: a detail repeats at most `MAX_ECHO_CHARS` characters of what the
- * client sent, then an ellipsis, so a 3,000-digit version or a 10 kB parameter name is not sent back whole.
- */
-export function capEcho(input: string): string {
-  if (input.length <= MAX_ECHO_CHARS) return input;
-  // Counted in code points, so an emoji is never cut in half.
-  const points = Array.from(input.slice(0, MAX_ECHO_CHARS * 2));
-  if (points.length <= MAX_ECHO_CHARS && input.length <= MAX_ECHO_CHARS * 2) return input;
-  return `${points.slice(0, MAX_ECHO_CHARS).join("")}…`;
-}

@@ -1,5 +1,5 @@
+import { BEARER_SCHEME } from "@agent-platform/common/hono";
 import type { RouteAccess } from "@agent-platform/jwt-rbac";
-import { BEARER_SCHEME } from "./contract.js";
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const;
 

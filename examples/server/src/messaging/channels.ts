@@ -1,5 +1,6 @@
-import { type Channel, MessagingConfigError, slack, telegram, whatsapp } from "@agent-platform/messaging";
+import { type Channel, slack, telegram, whatsapp } from "@agent-platform/messaging";
 import type { Logger } from "pino";
+import { invalidEnv } from "../config.js";
 import type { MessagingConfig } from "./config.js";
 
 /** Each channel whose variables are set, checked the same way: a partial configuration names what is missing. */
@@ -16,7 +17,7 @@ function requireAll(channel: string, required: Record<string, string | undefined
     .filter(([, value]) => value === undefined)
     .map(([name]) => name);
   if (missing.length > 0) {
-    throw new MessagingConfigError(`${channel} channel partly configured; also set ${missing.join(", ")}`);
+    throw invalidEnv([`${channel} channel partly configured; also set ${missing.join(", ")}`]);
   }
 }
 
@@ -63,8 +64,9 @@ function telegramFromEnv(config: MessagingConfig, production: boolean, logger: L
   requireAll("Telegram", { TELEGRAM_BOT_TOKEN: botToken });
   if (secretToken === undefined) {
     if (production) {
-      throw new MessagingConfigError(
-        "TELEGRAM_WEBHOOK_SECRET_TOKEN: required in production (without it anyone can post updates)",
+      throw invalidEnv(
+        ["TELEGRAM_WEBHOOK_SECRET_TOKEN: required in production (without it anyone can post updates)"],
+        "TELEGRAM_WEBHOOK_SECRET_TOKEN",
       );
     }
     logger.warn(
@@ -98,8 +100,11 @@ function checkWhatsAppConfig(
   const appSecret = config.WHATSAPP_APP_SECRET;
   const skip = config.WHATSAPP_SKIP_SIGNATURE_VALIDATION;
   if (appSecret === undefined && skip && production) {
-    throw new MessagingConfigError(
-      "WHATSAPP_APP_SECRET: required in production (WHATSAPP_SKIP_SIGNATURE_VALIDATION is not honoured there)",
+    throw invalidEnv(
+      [
+        "WHATSAPP_APP_SECRET: required in production (WHATSAPP_SKIP_SIGNATURE_VALIDATION is not honoured there)",
+      ],
+      "WHATSAPP_APP_SECRET",
     );
   }
   const missing: string[] = [];
@@ -109,7 +114,7 @@ function checkWhatsAppConfig(
     missing.push("WHATSAPP_APP_SECRET (or WHATSAPP_SKIP_SIGNATURE_VALIDATION=true outside production)");
   }
   if (accessToken === undefined || phoneNumberId === undefined || missing.length > 0) {
-    throw new MessagingConfigError(`WhatsApp channel partly configured; also set ${missing.join(", ")}`);
+    throw invalidEnv([`WhatsApp channel partly configured; also set ${missing.join(", ")}`]);
   }
   if (appSecret === undefined) {
     logger.warn(

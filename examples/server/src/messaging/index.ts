@@ -13,7 +13,6 @@ import type { Sql } from "postgres";
 import { channelsFromEnv } from "./channels.js";
 import type { MessagingConfig } from "./config.js";
 
-export { MessagingConfigError } from "@agent-platform/messaging";
 export { type MessagingConfig, messagingConfigSchema } from "./config.js";
 
 export interface ServerMessaging extends Messaging {
@@ -38,7 +37,7 @@ export interface ServerMessagingDeps {
 
 /**
  * The server's messaging, wired from its environment: each channel whose variables are set (the others
- * only get `GET /{channel}/status` saying they are not). Throws MessagingConfigError for a partial or
+ * only get `GET /{channel}/status` saying they are not). Throws a ConfigError for a partial or
  * unsafe configuration, naming the variables.
  */
 export async function wireMessaging(deps: ServerMessagingDeps): Promise<ServerMessaging> {

@@ -1,8 +1,9 @@
+import { ConfigError } from "@agent-platform/common";
 import pino from "pino";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../src/config.js";
-import { MessagingConfigError, messagingConfigSchema, wireMessaging } from "../../src/messaging/index.js";
+import { loadConfig } from "../../src/config.js";
+import { messagingConfigSchema, wireMessaging } from "../../src/messaging/index.js";
 import { startTestServer, type TestServer } from "../helpers.js";
 import { TELEGRAM_TOKEN } from "./support/telegram.js";
 
@@ -56,7 +57,7 @@ describe("Slack and Telegram configuration", () => {
     await expect(create({ SLACK_BOT_TOKEN: "xoxb-1" })).rejects.toThrow(
       /Slack channel partly configured; also set SLACK_SIGNING_SECRET/,
     );
-    await expect(create({ SLACK_SIGNING_SECRET: "s" })).rejects.toBeInstanceOf(MessagingConfigError);
+    await expect(create({ SLACK_SIGNING_SECRET: "s" })).rejects.toBeInstanceOf(ConfigError);
   });
 
   it("refuses a Telegram secret token outside 1-256 of A-Z a-z 0-9 _ -, without echoing the bot token", async () => {

@@ -1,4 +1,5 @@
 import type { JWTPayload } from "jose";
+import { configError } from "../config-error.js";
 import {
   type AuthError,
   type AuthState,
@@ -6,7 +7,6 @@ import {
   createJwtAuth,
   isAuthError,
   type JwtAuth,
-  JwtRbacConfigError,
   type JwtRbacOptions,
   originOfUrl,
 } from "../index.js";
@@ -30,7 +30,7 @@ export function errorResponse(error: AuthError): Response {
 function checkedBasePath(basePath: string | undefined): string | undefined {
   if (basePath === undefined) return undefined;
   const canonical = canonicalPath(basePath);
-  if (isAuthError(canonical)) throw new JwtRbacConfigError(`basePath "${basePath}": ${canonical.detail}`);
+  if (isAuthError(canonical)) throw configError(`basePath "${basePath}": ${canonical.detail}`);
   return canonical.path;
 }
 

@@ -1,6 +1,6 @@
+import { ConfigError } from "@agent-platform/common";
 import { describe, expect, it } from "vitest";
 import { canonical } from "../../test/fixtures/canonical.js";
-import { JwtRbacConfigError } from "../errors.js";
 import { compileRoute, matchRoute, RouteTable } from "./routes.js";
 
 const table = {
@@ -99,7 +99,7 @@ describe("route patterns", () => {
     "GET /a%2Fb",
     "GET //a",
   ])("refuses the pattern %j", (pattern) => {
-    expect(() => compileRoute(pattern, 1, true)).toThrow(JwtRbacConfigError);
+    expect(() => compileRoute(pattern, 1, true)).toThrow(ConfigError);
   });
 });
 

@@ -1,4 +1,4 @@
-import { JwtRbacConfigError } from "../errors.js";
+import { configError } from "../config-error.js";
 import { describeUrl, type FetchLimits, fetchJson, isAllowedRemoteUrl } from "./fetch-json.js";
 
 /** Where OpenID Connect Discovery 1.0 (§4) puts an issuer's metadata. */
@@ -17,7 +17,7 @@ export async function discoverJwksUri(issuer: string, option: string, limits: Fe
   const document = (typeof value === "object" && value !== null ? value : {}) as Record<string, unknown>;
   if (document.issuer !== issuer) {
     const named = typeof document.issuer === "string" ? `"${document.issuer.slice(0, 200)}"` : "no issuer";
-    throw new JwtRbacConfigError(
+    throw configError(
       `${option}: the discovery document at ${describeUrl(url)} names ${named}, not the configured issuer "${issuer}"`,
     );
   }

@@ -1,7 +1,8 @@
+import type { Logger } from "@agent-platform/common";
 import { exportJWK, importJWK, importSPKI, importX509, type JWK } from "jose";
-import { JwtRbacConfigError } from "../errors.js";
+import { configError } from "../config-error.js";
 import { getOrCreate } from "../get-or-create.js";
-import type { JwtAlgorithm, JwtRbacLogger } from "../options.js";
+import type { JwtAlgorithm } from "../options.js";
 import { hashBits, isHmac, keyFamily } from "./algorithms.js";
 import { keyWeakness } from "./key-strength.js";
 import type { SignatureVerifier } from "./signature-types.js";
@@ -62,35 +63,35 @@ export function checkKeyShapes(
   keys.forEach((key, index) => {
     const label = `${option}[${index}]`;
     if (typeof key !== "string") {
-      throw new JwtRbacConfigError(
+      throw configError(
         `${label} is ${key === undefined ? "undefined (an unset environment variable?)" : `a ${typeof key}`}; expected a key string`,
       );
     }
-    if (key.trim() === "") throw new JwtRbacConfigError(`${label} is empty (an unset environment variable?)`);
+    if (key.trim() === "") throw configError(`${label} is empty (an unset environment variable?)`);
     const shape = keyShape(key);
     if (shape === "secret" && hmac && new TextEncoder().encode(key).length < hmacBytes) {
-      throw new JwtRbacConfigError(
+      throw configError(
         `${label} is a shared secret shorter than ${hmacBytes} bytes; ${algorithms.filter(isHmac).join(", ")} needs a random secret of at least ${hmacBytes} bytes (RFC 7518 §3.2)`,
       );
     }
     if (shape === "jwk") {
       const jwk = parseJwkString(key, label);
       if (jwk.kty !== "oct" && PRIVATE_JWK_MEMBERS.some((member) => member in jwk)) {
-        throw new JwtRbacConfigError(`${label} is a private JWK; pass only the public key`);
+        throw configError(`${label} is a private JWK; pass only the public key`);
       }
     }
     if (shape === "pem-other") {
-      throw new JwtRbacConfigError(
+      throw configError(
         `${label} is a PEM block that is neither a public key (SPKI) nor a certificate; pass the public key, never a private key`,
       );
     }
     if ((shape === "pem-public" || shape === "pem-certificate") && !asymmetric) {
-      throw new JwtRbacConfigError(
+      throw configError(
         `${label} looks like a PEM public key, but only ${algorithms.join(", ")} is configured: HMAC secrets must not be public keys`,
       );
     }
     if (shape === "secret" && !hmac) {
-      throw new JwtRbacConfigError(
+      throw configError(
         `${label} looks like a shared secret, but ${algorithms.join(", ")} needs a public key (PEM SPKI, PEM certificate or JWK JSON)`,
       );
     }
@@ -101,11 +102,11 @@ export function checkKeyShapes(
 export function parseJwks(value: unknown, source: string): JWK[] {
   const keys = (value as { keys?: unknown } | null)?.keys;
   if (typeof value !== "object" || value === null || !Array.isArray(keys)) {
-    throw new JwtRbacConfigError(`${source} is not a JWKS: expected a JSON object with a "keys" array`);
+    throw configError(`${source} is not a JWKS: expected a JSON object with a "keys" array`);
   }
   keys.forEach((key, index) => {
     if (typeof key !== "object" || key === null || typeof (key as JWK).kty !== "string") {
-      throw new JwtRbacConfigError(`${source}: key #${index + 1} is not a JWK (no "kty")`);
+      throw configError(`${source}: key #${index + 1} is not a JWK (no "kty")`);
     }
   });
   return keys as JWK[];
@@ -133,7 +134,7 @@ export function jwkFitsAlgorithm(jwk: JWK, alg: JwtAlgorithm): boolean {
 /** A configured key that is too weak to trust is a configuration error, named with its label. */
 function refuseWeakKey(jwk: JWK, label: string): void {
   const weakness = keyWeakness(jwk);
-  if (weakness !== undefined) throw new JwtRbacConfigError(`${label} is refused: ${weakness}`);
+  if (weakness !== undefined) throw configError(`${label} is refused: ${weakness}`);
 }
 
 async function importJwkFor(jwk: JWK, alg: JwtAlgorithm, label: string): Promise<CryptoKey> {
@@ -180,10 +181,10 @@ function parseJwkString(key: string, label: string): JWK {
   try {
     jwk = JSON.parse(key);
   } catch {
-    throw new JwtRbacConfigError(`${label} starts with "{" but is not valid JSON (expected a JWK)`);
+    throw configError(`${label} starts with "{" but is not valid JSON (expected a JWK)`);
   }
   if (typeof jwk !== "object" || jwk === null || typeof (jwk as JWK).kty !== "string") {
-    throw new JwtRbacConfigError(`${label} is not a JWK (no "kty")`);
+    throw configError(`${label} is not a JWK (no "kty")`);
   }
   return jwk as JWK;
 }
@@ -207,7 +208,7 @@ export async function indexJwks(
   jwks: readonly JWK[],
   algorithms: readonly JwtAlgorithm[],
   verifier: SignatureVerifier,
-  logger: JwtRbacLogger,
+  logger: Logger,
   weakKeys: { readonly filter: WeakKeyFilter; readonly source: string },
   unusable: (label: string, problem: string) => void,
 ): Promise<KeyIndex> {
@@ -248,11 +249,11 @@ export async function indexJwks(
   return { byKid, all };
 }
 
-/** Imports and prepares every local key once. Rejects with a JwtRbacConfigError. */
+/** Imports and prepares every local key once. Rejects with a ConfigError. */
 export async function loadStaticKeys(
   sources: KeySources,
   verifier: SignatureVerifier,
-  logger: JwtRbacLogger,
+  logger: Logger,
 ): Promise<StaticKeys> {
   const ordered = new Map<JwtAlgorithm, PreparedKey[]>();
   for (const [index, key] of sources.verificationKeys.entries()) {
@@ -269,7 +270,7 @@ export async function loadStaticKeys(
       usable++;
     }
     if (usable === 0) {
-      throw new JwtRbacConfigError(`${label} cannot be imported for ${sources.algorithms.join(", ")}`);
+      throw configError(`${label} cannot be imported for ${sources.algorithms.join(", ")}`);
     }
   }
   const weakKeys = { filter: new WeakKeyFilter(logger), source: "JWKS" };
@@ -280,11 +281,11 @@ export async function loadStaticKeys(
     logger,
     weakKeys,
     (label, problem) => {
-      throw new JwtRbacConfigError(`${label} ${problem}`);
+      throw configError(`${label} ${problem}`);
     },
   );
   if (sources.jwks.length > 0 && jwks.all.size === 0) {
-    throw new JwtRbacConfigError(`no JWKS key can be used with ${sources.algorithms.join(", ")}`);
+    throw configError(`no JWKS key can be used with ${sources.algorithms.join(", ")}`);
   }
   return { ordered, jwks };
 }

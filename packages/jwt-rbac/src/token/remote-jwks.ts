@@ -1,5 +1,6 @@
+import type { Logger } from "@agent-platform/common";
 import type { JWK } from "jose";
-import type { JwtAlgorithm, JwtRbacLogger } from "../options.js";
+import type { JwtAlgorithm } from "../options.js";
 import { describeUrl, type FetchLimits, fetchJson } from "./fetch-json.js";
 import { type FreshnessBounds, freshnessMs } from "./freshness.js";
 import { indexJwks, type KeyIndex } from "./keys.js";
@@ -19,7 +20,7 @@ export interface RemoteKeySetOptions {
   readonly algorithms: readonly JwtAlgorithm[];
   readonly settings: RemoteKeysSettings;
   readonly verifier: SignatureVerifier;
-  readonly logger: JwtRbacLogger;
+  readonly logger: Logger;
   /** The key set's content changed (not merely refetched): tokens verified with the old keys must go. */
   readonly onChange: () => void;
 }
@@ -51,12 +52,7 @@ function canonical(jwk: JWK): string {
  * Weak keys (RSA under 2048 bits, bad exponents, ROCA, off-curve points) are skipped afterwards,
  * by the same rule as local JWKS keys (`indexJwks`).
  */
-function admitFetchedKey(
-  value: unknown,
-  position: number,
-  name: string,
-  logger: JwtRbacLogger,
-): JWK | undefined {
+function admitFetchedKey(value: unknown, position: number, name: string, logger: Logger): JWK | undefined {
   const skip = (why: string) => {
     logger.warn(`jwt-rbac: ${name}: key #${position + 1} skipped: ${why}`);
     return undefined;

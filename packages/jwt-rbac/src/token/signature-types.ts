@@ -29,6 +29,6 @@ export interface SignatureVerifier<PreparedKey = unknown> {
 export interface Platform {
   readonly verifier: SignatureVerifier;
   readonly base64Url: Base64UrlCodec;
-  /** Reads and parses a JWKS file synchronously; throws a JwtRbacConfigError when it cannot. */
+  /** Reads and parses a JWKS file synchronously; throws a ConfigError when it cannot. */
   readJwksFile(path: string): unknown;
 }

@@ -1,5 +1,5 @@
+import type { Logger } from "@agent-platform/common";
 import type { IssuerConfig, ResolvedConfig } from "../config.js";
-import type { JwtRbacLogger } from "../options.js";
 import type { ClaimRules } from "./claims.js";
 import { discoverJwksUri } from "./discovery.js";
 import { describeUrl } from "./fetch-json.js";
@@ -32,7 +32,7 @@ function remoteKeySet(
   issuer: IssuerConfig,
   config: ResolvedConfig,
   verifier: SignatureVerifier,
-  logger: JwtRbacLogger,
+  logger: Logger,
   onChange: () => void,
 ): RemoteKeySet | undefined {
   const settings = config.remoteKeys;
@@ -64,11 +64,11 @@ function remoteKeySet(
   });
 }
 
-/** Imports every local key and sets up remote key sets (fetched on first need). Rejects with a JwtRbacConfigError. */
+/** Imports every local key and sets up remote key sets (fetched on first need). Rejects with a ConfigError. */
 export async function loadTrust(
   config: ResolvedConfig,
   verifier: SignatureVerifier,
-  logger: JwtRbacLogger,
+  logger: Logger,
   onKeysChanged: () => void,
 ): Promise<Trust> {
   const byIssuer = new Map<string, TrustedIssuer>();

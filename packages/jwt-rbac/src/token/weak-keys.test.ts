@@ -1,13 +1,14 @@
 import type { JWK } from "jose";
 import { describe, expect, it } from "vitest";
+import { recordingLogger } from "../../../common/test/recording-logger.js";
 import { jwksKeyLabel, WeakKeyFilter } from "./weak-keys.js";
 
 // A 2048-bit modulus pattern (not a real key: e = 1 is what is refused).
 const weak = (kid: string): JWK => ({ kty: "RSA", kid, n: `w${"Q".repeat(341)}`, e: "AQ" });
 
 function filterWithLog() {
-  const warnings: string[] = [];
-  return { warnings, filter: new WeakKeyFilter({ warn: (line) => warnings.push(line), debug() {} }) };
+  const { logger, warnings } = recordingLogger();
+  return { warnings, filter: new WeakKeyFilter(logger) };
 }
 
 describe("WeakKeyFilter", () => {

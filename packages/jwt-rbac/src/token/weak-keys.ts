@@ -1,5 +1,5 @@
+import type { Logger } from "@agent-platform/common";
 import type { JWK } from "jose";
-import type { JwtRbacLogger } from "../options.js";
 import { keyWeakness } from "./key-strength.js";
 
 /** A short, printable name for a JWKS key: its position and its `kid`, never key material. */
@@ -14,10 +14,10 @@ export function jwksKeyLabel(jwk: JWK, index: number): string {
  * JWKS refetched every ten minutes with the same weak key logs it once, not every time.
  */
 export class WeakKeyFilter {
-  readonly #logger: JwtRbacLogger;
+  readonly #logger: Logger;
   readonly #warned = new Set<string>();
 
-  constructor(logger: JwtRbacLogger) {
+  constructor(logger: Logger) {
     this.#logger = logger;
   }
 

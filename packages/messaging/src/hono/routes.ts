@@ -1,4 +1,5 @@
 import { IncomingMessage } from "node:http";
+import { BEARER_SCHEME, ErrorBody, jsonResponse, validationHook } from "@agent-platform/common/hono";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import {
   CHANNEL_ROUTES,
@@ -10,13 +11,9 @@ import {
   type Messaging,
 } from "../index.js";
 
-const ErrorBody = z.object({
-  detail: z.string().openapi({ description: "Error detail message" }),
-  error_code: z.string().openapi({ description: "Error code for categorization" }),
-});
-
+// The platform's one error body, so the routes mounted into an app document the app's own error shape.
 function errorResponse(description: string) {
-  return { description, content: { "application/json": { schema: ErrorBody } } };
+  return jsonResponse(ErrorBody, description);
 }
 
 function channelTag(name: string) {
@@ -26,7 +23,7 @@ function channelTag(name: string) {
 export interface MessagingRoutesOptions {
   /** Channels that get a status route, configured or not. Default: every channel the package ships. */
   channels?: readonly ChannelRoute[];
-  /** Name of the bearer security scheme the app registers, for the inbox listing in OpenAPI. */
+  /** Name of the bearer security scheme the app registers, for the inbox listing in OpenAPI. Default `BEARER_SCHEME`. */
   securityScheme?: string;
 }
 
@@ -37,16 +34,9 @@ export interface MessagingRoutesOptions {
  * (scope `config:read`; see `messagingRoutePolicy`).
  */
 export function messagingRoutes(messaging: Messaging, options: MessagingRoutesOptions = {}): OpenAPIHono {
-  const app = new OpenAPIHono({
-    defaultHook: (result, c) => {
-      if (!result.success) {
-        const issue = result.error.issues[0];
-        const detail = issue ? `${issue.path.join(".") || "request"}: ${issue.message}` : "Invalid request";
-        return c.json({ detail, error_code: "VALIDATION_ERROR" }, 422);
-      }
-    },
-  });
-  const security = options.securityScheme ?? "HTTPBearer";
+  // The platform's one 422 hook: the same detail, with the same bound on echoed input, as the app's own routes.
+  const app = new OpenAPIHono({ defaultHook: validationHook });
+  const security = options.securityScheme ?? BEARER_SCHEME;
   for (const route of options.channels ?? CHANNEL_ROUTES) {
     const configured = messaging.channels.includes(route.name);
     mountStatus(app, route.name, configured);

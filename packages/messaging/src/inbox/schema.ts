@@ -1,6 +1,6 @@
+import type { Logger } from "@agent-platform/common";
 import { createMigrator } from "@agent-platform/migrator";
 import type { Sql } from "postgres";
-import type { MessagingLogger as Logger } from "../logger.js";
 import { INBOX_HISTORY_TABLE, INBOX_SCHEMA, inboxMigrations } from "./migrations.js";
 
 /**
@@ -15,7 +15,7 @@ export async function migrateInbox(sql: Sql, logger: Logger): Promise<void> {
     schema: INBOX_SCHEMA,
     table: INBOX_HISTORY_TABLE,
     lockTimeoutMs: 30_000,
-    logger: (event) => logger[event.level]({ migration: event }, `inbox schema: ${event.event}`),
+    logger: logger.child({ migrations: "inbox" }),
   });
   const result = await migrator.migrate();
   if (result.applied.length > 0) logger.info({ applied: result.applied }, "inbox schema migrated");

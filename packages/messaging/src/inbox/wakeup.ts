@@ -1,5 +1,5 @@
+import type { Logger } from "@agent-platform/common";
 import postgres, { type Sql } from "postgres";
-import type { MessagingLogger } from "../logger.js";
 
 /** The NOTIFY channel the inbox insert signals on, with the messaging channel's name as the payload. */
 export const INBOX_NOTIFY_CHANNEL = "messaging_inbox";
@@ -12,7 +12,7 @@ export interface InboxWakeupOptions {
    * notifications may have been missed while no LISTEN was in place.
    */
   onWake(channel: string | undefined): void;
-  logger: MessagingLogger;
+  logger: Logger;
   /** Pause before trying to LISTEN again after the connection was lost or could not be made. */
   retryMs: number;
 }

@@ -1,7 +1,7 @@
+import type { Logger } from "@agent-platform/common";
 import type { AgentHandler } from "../agents/agent.js";
 import type { Channel } from "../channel.js";
 import { DeliveryError } from "../errors.js";
-import type { MessagingLogger as Logger } from "../logger.js";
 import { retryDelayMs } from "./backoff.js";
 import type { ClaimedMessage, InboxStore } from "./store.js";
 

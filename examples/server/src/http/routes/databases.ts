@@ -1,8 +1,8 @@
+import { jsonResponse as json } from "@agent-platform/common/hono";
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { PlatformDatabase } from "../../databases.js";
 import { checkTarget, type MigrationResultBody, migrateDatabase, migrationStatus } from "../../migrate.js";
-import { jsonResponse as json } from "../contract.js";
 import type { AppEnv } from "../env.js";
 import { ApiError, errorResponse } from "../errors.js";
 import {

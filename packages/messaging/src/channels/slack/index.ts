@@ -1,5 +1,5 @@
 import type { Channel } from "../../channel.js";
-import { MessagingConfigError } from "../../errors.js";
+import { configError } from "../../config-error.js";
 import { createSlackChannel } from "./channel.js";
 
 export { SLACK_TEXT_LIMIT } from "./channel.js";
@@ -18,12 +18,12 @@ export interface SlackOptions {
 
 export const SLACK_DEFAULT_API_BASE_URL = "https://slack.com/api";
 
-/** Slack (Events API). Throws MessagingConfigError for options it cannot work with. */
+/** Slack (Events API). Throws a ConfigError for options it cannot work with. */
 export function slack(options: SlackOptions): Channel {
   const problems: string[] = [];
   if (!options.signingSecret) problems.push("signingSecret is required");
   if (!options.botToken) problems.push("botToken is required");
-  if (problems.length > 0) throw new MessagingConfigError(`slack: ${problems.join("; ")}`);
+  if (problems.length > 0) throw configError(`slack: ${problems.join("; ")}`, problems);
   return createSlackChannel({
     signingSecret: options.signingSecret,
     botToken: options.botToken,

@@ -1,5 +1,5 @@
 import type { Channel } from "../../channel.js";
-import { MessagingConfigError } from "../../errors.js";
+import { configError } from "../../config-error.js";
 import { createTelegramChannel } from "./channel.js";
 
 export { TELEGRAM_TEXT_LIMIT } from "./channel.js";
@@ -24,7 +24,7 @@ export const TELEGRAM_DEFAULT_API_BASE_URL = "https://api.telegram.org";
 const SECRET_TOKEN = /^[A-Za-z0-9_-]{1,256}$/;
 const BOT_TOKEN = /^\d+:[A-Za-z0-9_-]+$/;
 
-/** Telegram (Bot API webhook). Throws MessagingConfigError for options it cannot work with. */
+/** Telegram (Bot API webhook). Throws a ConfigError for options it cannot work with. */
 export function telegram(options: TelegramOptions): Channel {
   const problems: string[] = [];
   // The token itself is never echoed: it is a credential.
@@ -35,7 +35,7 @@ export function telegram(options: TelegramOptions): Channel {
   if (options.secretToken === undefined && options.allowUnauthenticated !== true) {
     problems.push("secretToken is required (or allowUnauthenticated: true, for local development)");
   }
-  if (problems.length > 0) throw new MessagingConfigError(`telegram: ${problems.join("; ")}`);
+  if (problems.length > 0) throw configError(`telegram: ${problems.join("; ")}`, problems);
   return createTelegramChannel({
     botToken: options.botToken,
     secretToken: options.secretToken,

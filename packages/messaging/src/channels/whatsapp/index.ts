@@ -1,5 +1,5 @@
 import type { Channel } from "../../channel.js";
-import { MessagingConfigError } from "../../errors.js";
+import { configError } from "../../config-error.js";
 import { createWhatsAppChannel } from "./channel.js";
 
 export { signatureFor as whatsAppSignature } from "./signature.js";
@@ -23,7 +23,7 @@ export interface WhatsAppOptions {
 
 export const WHATSAPP_DEFAULT_API_BASE_URL = "https://graph.facebook.com/v25.0";
 
-/** WhatsApp through Meta's Cloud API. Throws MessagingConfigError for options it cannot work with. */
+/** WhatsApp through Meta's Cloud API. Throws a ConfigError for options it cannot work with. */
 export function whatsapp(options: WhatsAppOptions): Channel {
   const problems: string[] = [];
   if (!options.accessToken) problems.push("accessToken is required");
@@ -31,7 +31,7 @@ export function whatsapp(options: WhatsAppOptions): Channel {
   if (!options.appSecret && options.skipSignatureValidation !== true) {
     problems.push("appSecret is required (or skipSignatureValidation: true, for local development)");
   }
-  if (problems.length > 0) throw new MessagingConfigError(`whatsapp: ${problems.join("; ")}`);
+  if (problems.length > 0) throw configError(`whatsapp: ${problems.join("; ")}`, problems);
   return createWhatsAppChannel({
     verifyToken: options.verifyToken || undefined,
     appSecret: options.appSecret || undefined,

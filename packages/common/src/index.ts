@@ -1,0 +1,2 @@
+export { ConfigError, type ConfigErrorDetails, isConfigError } from "./config-error.js";
+export { type Logger, type LogMethod, loggerOption, SILENT_LOGGER } from "./logger.js";
