@@ -4,6 +4,7 @@ import { afterAll, describe, expect, inject, it } from "vitest";
 import { expectEnforcedAuth, type Started, startServer } from "../src/apps.js";
 import { run, userEnv } from "../src/exec.js";
 import { installedPackages, moduleSpecifiers, namedFiles } from "../src/exports.js";
+import { expectWebhookDecisions } from "../src/webhooks.js";
 import { repoRoot } from "../src/workspace.js";
 
 const consumerDir = inject("consumerDir");
@@ -47,13 +48,15 @@ describe("Node consumer", () => {
   });
 
   describe("over HTTP", () => {
-    let server: Started<{ express: number; hono: number }> | undefined;
+    let server: Started<{ express: number; hono: number; webhooks: number }> | undefined;
     afterAll(() => server?.stop());
 
-    it("Express and Hono apps with the adapters verify, refuse and enforce scopes (node:crypto build)", async () => {
+    it("Express and Hono apps verify, refuse and enforce scopes (node:crypto build); the messaging webhooks decide", async () => {
       server = await startServer("node", ["build/server.js"], userEnv());
       await expectEnforcedAuth(`http://127.0.0.1:${server.ready.express}`, "node:crypto");
       await expectEnforcedAuth(`http://127.0.0.1:${server.ready.hono}`, "node:crypto");
+      // The same Fetch handler and requests as on Bun, Deno and workerd, here on Node's WebCrypto.
+      await expectWebhookDecisions(`http://127.0.0.1:${server.ready.webhooks}`);
     });
   });
 });
