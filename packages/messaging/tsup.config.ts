@@ -15,7 +15,13 @@ const coreBySelfReference: Plugin = {
 };
 
 export default defineConfig({
-  entry: { index: "src/index.ts", hono: "src/hono/index.ts", inbound: "src/inbound/index.ts" },
+  entry: {
+    index: "src/index.ts",
+    hono: "src/hono/index.ts",
+    inbound: "src/inbound/index.ts",
+    // The bin's code, loaded by bin/platform-telegram-webhook.js; no export map entry.
+    "telegram-webhook-cli": "src/cli/telegram-webhook-main.ts",
+  },
   format: ["esm", "cjs"],
   dts: true,
   clean: true,
