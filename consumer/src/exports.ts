@@ -22,11 +22,15 @@ function exportsMap(manifest: PackageJson): Record<string, unknown> {
   return exports as Record<string, unknown>;
 }
 
+function specifierOf(name: string, subpath: string): string {
+  return subpath === "." ? name : `${name}/${subpath.slice(2)}`;
+}
+
 /** The module specifiers a user can import: one per subpath of the exports map (package.json aside). */
 export function moduleSpecifiers({ name, manifest }: Installed): string[] {
   return Object.keys(exportsMap(manifest))
     .filter((subpath) => !subpath.endsWith(".json"))
-    .map((subpath) => (subpath === "." ? name : `${name}/${subpath.slice(2)}`));
+    .map((subpath) => specifierOf(name, subpath));
 }
 
 /** Every file the manifest points at: exports targets under any condition, main/module/types, bins. */
@@ -48,7 +52,15 @@ export function namedFiles({ manifest }: Installed): string[] {
  */
 export const WEB_CONDITIONS = ["workerd", "worker", "edge-light", "deno", "bun", "browser"] as const;
 
-/** Whether a package routes those runtimes to a build of its own (the Node-only packages do not). */
-export function hasWebBuild({ manifest }: Installed): boolean {
-  return JSON.stringify(exportsMap(manifest)).includes('"workerd":');
+/**
+ * The specifiers whose subpath routes those runtimes to a build of their own, and whether it also has a
+ * Node build (a `node` condition). Subpaths without them (the Node-only ones) are not checked here.
+ */
+export function webSpecifiers({ name, manifest }: Installed): { specifier: string; hasNodeBuild: boolean }[] {
+  return Object.entries(exportsMap(manifest))
+    .filter(([, target]) => JSON.stringify(target).includes('"workerd":'))
+    .map(([subpath, target]) => ({
+      specifier: specifierOf(name, subpath),
+      hasNodeBuild: JSON.stringify(target).includes('"node":'),
+    }));
 }

@@ -15,10 +15,19 @@ declare module "vitest" {
     /** Signs the ES256 tokens that the apps verify with the public half (in keys.ts). */
     es256PrivateJwk: JWK;
     hs256Secret: string;
+    /** The secrets fixture/webhooks.ts checks deliveries against (signed by src/webhooks.ts). */
+    messaging: MessagingSecrets;
   }
 }
 
 export const ES256_KID = "consumer-es256";
+
+export interface MessagingSecrets {
+  whatsAppAppSecret: string;
+  whatsAppVerifyToken: string;
+  slackSigningSecret: string;
+  telegramSecretToken: string;
+}
 const fixtureDir = new URL("../fixture/", import.meta.url);
 const workspaceDir = new URL("..", import.meta.url).pathname;
 /** What the consumer project builds and serves with, at the versions this workspace pins for it. */
@@ -60,9 +69,16 @@ export default async function setup(project: TestProject): Promise<() => void> {
   const { publicKey, privateKey } = await generateKeyPair("ES256", { extractable: true });
   const es256PublicJwk = { ...(await exportJWK(publicKey)), kid: ES256_KID, alg: "ES256" };
   const hs256Secret = randomBytes(32).toString("base64url");
+  const secret = () => randomBytes(24).toString("base64url");
+  const messaging: MessagingSecrets = {
+    whatsAppAppSecret: secret(),
+    whatsAppVerifyToken: secret(),
+    slackSigningSecret: secret(),
+    telegramSecretToken: secret(),
+  };
   writeFileSync(
     join(consumerDir, "keys.ts"),
-    `// Written by the consumer tests' setup for this run.\nexport const keys = ${JSON.stringify({ es256: es256PublicJwk, hs256: hs256Secret })};\n`,
+    `// Written by the consumer tests' setup for this run.\nexport const keys = ${JSON.stringify({ es256: es256PublicJwk, hs256: hs256Secret, messaging })};\n`,
   );
 
   // npm's own cache (~/.npm) is shared across runs, so after the first run nothing is downloaded.
@@ -75,5 +91,6 @@ export default async function setup(project: TestProject): Promise<() => void> {
   project.provide("packageNames", packageNames);
   project.provide("es256PrivateJwk", { ...(await exportJWK(privateKey)), kid: ES256_KID, alg: "ES256" });
   project.provide("hs256Secret", hs256Secret);
+  project.provide("messaging", messaging);
   return () => rmSync(consumerDir, { recursive: true, force: true });
 }

@@ -1,9 +1,13 @@
+import { once } from "node:events";
 import { existsSync, readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { expectEnforcedAuth, type Started, startServer } from "../src/apps.js";
 import { run, userEnv } from "../src/exec.js";
 import { installedPackages, moduleSpecifiers, namedFiles } from "../src/exports.js";
+import { expectWebhookDecisions } from "../src/webhooks.js";
 import { repoRoot } from "../src/workspace.js";
 
 const consumerDir = inject("consumerDir");
@@ -60,14 +64,52 @@ describe("Node consumer", () => {
     await Promise.all([tsc("tsconfig.bundler.json"), tsc("tsconfig.nodenext.json")]);
   });
 
+  it("the installed platform-telegram-webhook bin sets the webhook through the Bot API, never printing the token", async () => {
+    const calls: { path: string | undefined; body: string }[] = [];
+    const botApi = createServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      req.on("end", () => {
+        calls.push({ path: req.url, body });
+        res.setHeader("content-type", "application/json");
+        res.end('{"ok":true,"result":true,"description":"Webhook was set"}');
+      });
+    });
+    botApi.listen(0, "127.0.0.1");
+    await once(botApi, "listening");
+    try {
+      const env = userEnv({
+        TELEGRAM_BOT_TOKEN: "42:consumer-bot-token",
+        TELEGRAM_WEBHOOK_SECRET_TOKEN: "consumer-secret",
+        TELEGRAM_API_BASE_URL: `http://127.0.0.1:${(botApi.address() as AddressInfo).port}`,
+      });
+      const url = "https://example.test/telegram/webhook";
+      const args = ["node_modules/.bin/platform-telegram-webhook", "set", "--url", url];
+      const stdout = await run("node", args, consumerDir, env);
+      expect(stdout).toBe('{"ok":true,"result":true,"description":"Webhook was set"}\n');
+      expect(calls.map((call) => [call.path, JSON.parse(call.body)])).toEqual([
+        [
+          "/bot42:consumer-bot-token/setWebhook",
+          { url, secret_token: "consumer-secret", allowed_updates: ["message"] },
+        ],
+      ]);
+    } finally {
+      botApi.close();
+    }
+  });
+
   describe("over HTTP", () => {
-    let server: Started<{ express: number; hono: number }> | undefined;
+    let server: Started<{ express: number; hono: number; webhooks: number }> | undefined;
     afterAll(() => server?.stop());
 
-    it("Express and Hono apps with the adapters verify, refuse and enforce scopes (node:crypto build)", async () => {
+    it("Express and Hono apps verify, refuse and enforce scopes (node:crypto build); the messaging webhooks decide", async () => {
       server = await startServer("node", ["build/server.js"], userEnv());
       await expectEnforcedAuth(`http://127.0.0.1:${server.ready.express}`, "node:crypto");
       await expectEnforcedAuth(`http://127.0.0.1:${server.ready.hono}`, "node:crypto");
+      // The same Fetch handler and requests as on Bun, Deno and workerd, here on Node's WebCrypto.
+      await expectWebhookDecisions(`http://127.0.0.1:${server.ready.webhooks}`);
     });
   });
 });

@@ -1,37 +1,22 @@
 import { join } from "node:path";
 import { build } from "esbuild";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { afterEach, describe, inject, it } from "vitest";
 import { expectEnforcedAuth, freePort, type Started, startServer } from "../src/apps.js";
-import { run, userEnv } from "../src/exec.js";
+import { userEnv } from "../src/exec.js";
 import { runtimeBinary } from "../src/runtimes.js";
+import { expectWebhookDecisions } from "../src/webhooks.js";
 
-// Each runtime runs the consumer project's fetch-app.ts as it is, with the package as npm installed it.
+// Each runtime serves the consumer project's runtime-app.ts as it is (the jwt-rbac Fetch adapter and the
+// messaging webhooks on @agent-platform/messaging/inbound), with the packages as npm installed them.
 let server: Started<{ port: number }> | undefined;
 afterEach(() => server?.stop());
 
-/** What fixture/messaging-check.ts prints: a signed delivery authentic, a forged or unsigned one not, parsed. */
-function expectMessagingChecks(stdout: string): void {
-  expect(JSON.parse(stdout)).toMatchObject({
-    signed: true,
-    forged: false,
-    unsigned: false,
-    parsed: {
-      kind: "events",
-      statuses: 0,
-      messages: [{ id: "m1", accountId: "222", from: "491", type: "text", text: "hi", supported: true }],
-    },
-  });
-}
-
 const bun = runtimeBinary("Bun", "@oven/bun-linux-x64", "bin/bun");
 describe.skipIf(bun === undefined)("Bun", () => {
-  it("runs the Fetch adapter (bun condition, WebCrypto build)", async () => {
+  it("runs the Fetch adapter and the messaging webhooks (bun condition, WebCrypto builds)", async () => {
     server = await startServer(bun as string, ["bun.ts"], userEnv());
     await expectEnforcedAuth(`http://127.0.0.1:${server.ready.port}`, "webcrypto");
-  });
-
-  it("checks a WhatsApp signature and parses a delivery with @agent-platform/messaging", async () => {
-    expectMessagingChecks(await run(bun as string, ["messaging-check.ts"], inject("consumerDir")));
+    await expectWebhookDecisions(`http://127.0.0.1:${server.ready.port}`);
   });
 });
 
@@ -39,24 +24,20 @@ const deno = runtimeBinary("Deno", "@deno/linux-x64-glibc", "deno");
 describe.skipIf(deno === undefined)("Deno", () => {
   const env = userEnv({ DENO_DIR: join(inject("consumerDir"), ".deno"), DENO_NO_UPDATE_CHECK: "1" });
 
-  it("runs the Fetch adapter from node_modules with only --allow-net (deno condition, WebCrypto build)", async () => {
+  // Only --allow-net: /inbound reads no environment, files or system information, unlike the root entry.
+  it("runs the Fetch adapter and the messaging webhooks from node_modules with only --allow-net (deno condition, WebCrypto builds)", async () => {
     server = await startServer(deno as string, ["run", "--allow-net=127.0.0.1", "deno.ts"], env);
     await expectEnforcedAuth(`http://127.0.0.1:${server.ready.port}`, "webcrypto");
-  });
-
-  // --allow-env and --allow-sys: loading the package's root entry runs umzug's dependencies (through the
-  // migrator), which read the environment and the home directory at import time.
-  it("checks a WhatsApp signature and parses a delivery with @agent-platform/messaging (--allow-env --allow-sys)", async () => {
-    const args = ["run", "--allow-env", "--allow-sys", "messaging-check.ts"];
-    expectMessagingChecks(await run(deno as string, args, inject("consumerDir"), env));
+    await expectWebhookDecisions(`http://127.0.0.1:${server.ready.port}`);
   });
 });
 
 const workerd = runtimeBinary("workerd", "@cloudflare/workerd-linux-64", "bin/workerd");
 describe.skipIf(workerd === undefined)("workerd", () => {
-  it("runs the Worker bundled with esbuild as the README says (workerd condition, WebCrypto build)", async () => {
+  it("runs the Worker bundled with esbuild as the READMEs say (workerd condition, WebCrypto builds)", async () => {
     const consumerDir = inject("consumerDir");
-    // The recipe of packages/jwt-rbac/README.md, "Runtimes": wrangler's own esbuild settings.
+    // The recipe of packages/jwt-rbac/README.md and packages/messaging/README.md, "Runtimes": wrangler's
+    // own esbuild settings.
     await build({
       entryPoints: [join(consumerDir, "worker.ts")],
       outfile: join(consumerDir, "build", "worker.js"),
@@ -70,5 +51,6 @@ describe.skipIf(workerd === undefined)("workerd", () => {
     const args = ["serve", "workerd.capnp", "--socket-addr", `http=127.0.0.1:${port}`];
     server = await startServer(workerd as string, args, userEnv(), port);
     await expectEnforcedAuth(`http://127.0.0.1:${port}`, "webcrypto");
+    await expectWebhookDecisions(`http://127.0.0.1:${port}`);
   });
 });

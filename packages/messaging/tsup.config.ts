@@ -15,13 +15,21 @@ const coreBySelfReference: Plugin = {
 };
 
 export default defineConfig({
-  entry: { index: "src/index.ts", hono: "src/hono/index.ts" },
+  entry: {
+    index: "src/index.ts",
+    hono: "src/hono/index.ts",
+    inbound: "src/inbound/index.ts",
+    // The bin's code, loaded by bin/platform-telegram-webhook.js; no export map entry.
+    "telegram-webhook-cli": "src/cli/telegram-webhook-main.ts",
+  },
   format: ["esm", "cjs"],
   dts: true,
   clean: true,
   sourcemap: true,
   target: "es2022",
-  splitting: false,
+  // The root entry and `inbound` share their common modules as chunks: one InvalidPayloadError class
+  // for both, and the chunks `inbound` loads hold nothing of the root's Node-only code.
+  splitting: true,
   treeshake: true,
   esbuildPlugins: [coreBySelfReference],
 });

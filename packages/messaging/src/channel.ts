@@ -63,9 +63,12 @@ export interface Channel extends ChannelRoute {
   /** Fixed reply for message types the channel does not support. */
   readonly unsupportedReply: string;
   /** Subscription handshake from the query of a GET on the webhook path; absent: GET is not allowed. */
-  verifyHandshake?(query: URLSearchParams): HandshakeResult;
-  /** True when the raw request really comes from the chat product (signature over the raw bytes). */
-  authenticate(headers: Headers, rawBody: Uint8Array): boolean;
+  verifyHandshake?(query: URLSearchParams): Promise<HandshakeResult>;
+  /**
+   * True when the raw request really comes from the chat product (signature over the raw bytes). A
+   * promise: the checks run on WebCrypto, whose operations are asynchronous on every runtime.
+   */
+  authenticate(headers: Headers, rawBody: Uint8Array): Promise<boolean>;
   /** Every message of a delivery; throws InvalidPayloadError for a body of the wrong shape. */
   parseDelivery(body: unknown): ParsedDelivery;
   /** Splits a reply into the messages the chat product accepts (length limit). */

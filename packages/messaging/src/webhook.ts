@@ -69,7 +69,7 @@ export async function readWebhookRequest(
 export async function handleWebhook(deps: WebhookDeps, request: WebhookRequest): Promise<WebhookResponse> {
   const { channel, store, logger } = deps;
   if (request.method === "GET" && channel.verifyHandshake !== undefined) {
-    const result = channel.verifyHandshake(request.query);
+    const result = await channel.verifyHandshake(request.query);
     if (result.ok) return { status: 200, contentType: "text/plain", body: result.challenge };
     return errorResponse(result.status, result.errorCode, result.detail);
   }
@@ -79,7 +79,7 @@ export async function handleWebhook(deps: WebhookDeps, request: WebhookRequest):
   if (request.rawBody.byteLength > MAX_WEBHOOK_BODY_BYTES) {
     return errorResponse(413, "PAYLOAD_TOO_LARGE", new PayloadTooLargeError(MAX_WEBHOOK_BODY_BYTES).message);
   }
-  if (!channel.authenticate(request.headers, request.rawBody)) {
+  if (!(await channel.authenticate(request.headers, request.rawBody))) {
     return errorResponse(403, "FORBIDDEN", "Invalid signature");
   }
   let body: unknown;

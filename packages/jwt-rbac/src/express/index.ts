@@ -1,4 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
+import type { ParamsDictionary, Query } from "express-serve-static-core";
 import type { JWTPayload } from "jose";
 import {
   type AuthResult,
@@ -11,24 +12,35 @@ import {
 
 export type { AuthState, JwtRbacOptions } from "../index.js";
 
+// Type-level only: no value is ever stored under this key.
+declare const claimsType: unique symbol;
+
 /**
- * Custom claims for `req.auth.claims`. Express's `Request` is one global type that a call's type
- * argument cannot reach, so the application declares its claims once, and `jwtRbac()` and every
- * handler's `req.auth` take them from here:
- * `declare module "@agent-platform/jwt-rbac/express" { interface JwtRbacRegister { claims: MyClaims } }`
+ * The `Locals` type argument of Express's `Request` and `Response` that carries the claims type to
+ * `req.auth`. Express's `Request` is generic in it, and its route methods infer it from the handlers, so
+ * `app.get(path, jwtRbac<MyClaims>(), (req) => …)` and a handler annotated `req: JwtRbacRequest<MyClaims>`
+ * both see `req.auth.claims: MyClaims`, as Hono's `JwtRbacVariables<C>` does. `res.locals` is unchanged.
  */
-// biome-ignore lint/suspicious/noEmptyInterface: filled in by the application's module augmentation
-export interface JwtRbacRegister {}
+// biome-ignore lint/suspicious/noExplicitAny: Express's own `Locals` default, so `res.locals` reads as before
+export interface JwtRbacLocals<C extends object> extends Record<string, any> {
+  readonly [claimsType]: C;
+}
 
-/** The claims type of `req.auth`: the registered one, else jose's `JWTPayload`. */
-export type RegisteredClaims = JwtRbacRegister extends { claims: infer C extends object } ? C : JWTPayload;
+/** The claims type a `Locals` type argument carries; jose's `JWTPayload` when it carries none. */
+type ClaimsOf<L> = L extends { readonly [claimsType]: infer C extends object } ? C : JWTPayload;
 
-declare global {
-  namespace Express {
-    interface Request {
-      /** Set by `jwtRbac()` from `@agent-platform/jwt-rbac/express`. */
-      auth?: AuthState<RegisteredClaims>;
-    }
+/** A handler whose requests carry the claims type `C` (Express's own defaults otherwise). */
+// biome-ignore lint/suspicious/noExplicitAny: Express's own defaults for the bodies, so handlers infer as usual
+type ClaimsHandler<C extends object> = RequestHandler<ParamsDictionary, any, any, Query, JwtRbacLocals<C>>;
+
+/** A request behind `jwtRbac<C>()`: annotate a handler's `req` with it when the middleware is `app.use`d. */
+export type JwtRbacRequest<C extends object = JWTPayload> = Parameters<ClaimsHandler<C>>[0];
+
+declare module "express-serve-static-core" {
+  // biome-ignore lint/suspicious/noExplicitAny: an augmentation repeats Express's type parameters exactly
+  interface Request<P, ResBody, ReqBody, ReqQuery, LocalsObj extends Record<string, any>> {
+    /** Set by `jwtRbac()` from `@agent-platform/jwt-rbac/express`; claims typed by `JwtRbacLocals`. */
+    auth?: AuthState<ClaimsOf<LocalsObj>>;
   }
 }
 
@@ -37,7 +49,7 @@ export interface ExpressJwtRbacOptions extends JwtRbacOptions {
   passError?: boolean;
 }
 
-export type ExpressJwtRbacMiddleware<C extends object = RegisteredClaims> = RequestHandler & {
+export type ExpressJwtRbacMiddleware<C extends object = JWTPayload> = ClaimsHandler<C> & {
   readonly auth: JwtAuth<C>;
 };
 
@@ -47,15 +59,15 @@ export type ExpressJwtRbacMiddleware<C extends object = RegisteredClaims> = Requ
  * literals match case-insensitively by default, as Express routers do (`caseSensitiveRoutes: true`
  * for apps and routers created with case-sensitive routing), so `/AGENTS` cannot slip past `/agents`.
  */
-export function jwtRbac<C extends object = RegisteredClaims>(
+export function jwtRbac<C extends object = JWTPayload>(
   options: ExpressJwtRbacOptions = {},
 ): ExpressJwtRbacMiddleware<C> {
   const { passError = false, caseSensitiveRoutes = false, ...coreOptions } = options;
   const auth = createJwtAuth<C>({ ...coreOptions, caseSensitiveRoutes });
   const answer = (req: Request, res: Response, next: NextFunction, result: AuthResult<C>): void => {
     if (result.ok) {
-      // C is the registered claims type unless the caller names another; the cast is theirs to keep true.
-      req.auth = result.state as AuthState<RegisteredClaims>;
+      // The claims are C by the caller's type argument; `req` here is typed without it.
+      req.auth = result.state as AuthState;
       next();
     } else if (passError) {
       next(result.error);
@@ -88,5 +100,6 @@ export function jwtRbac<C extends object = RegisteredClaims>(
     if (result instanceof Promise) result.then((settled) => answer(req, res, next, settled), next);
     else answer(req, res, next, result);
   };
-  return Object.assign(middleware, { auth });
+  // The handler is typed for any request; the middleware's type carries C to the handlers after it.
+  return Object.assign(middleware as ClaimsHandler<C>, { auth });
 }

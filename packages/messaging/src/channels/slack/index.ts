@@ -3,7 +3,7 @@ import { configError } from "../../config-error.js";
 import { createSlackChannel } from "./channel.js";
 
 export { SLACK_TEXT_LIMIT } from "./channel.js";
-export { slackSignatureHeaders } from "./signature.js";
+export { slackSignatureHeaders } from "./sign.js";
 
 export interface SlackOptions {
   /** The app's signing secret: every request is checked against it. */

@@ -1,10 +1,10 @@
 import type { Channel, OutboundReply } from "../../channel.js";
 import { splitIntoNumberedChunks } from "../../chunk.js";
 import { DeliveryError } from "../../errors.js";
-import { secureEquals } from "../../secure-compare.js";
 import { TELEGRAM_ROUTE } from "../routes.js";
 import { postJson } from "../send.js";
 import { parseTelegramUpdate } from "./parse.js";
+import { isValidTelegramSecretToken } from "./secret-token.js";
 
 /** `sendMessage` refuses texts longer than this. */
 export const TELEGRAM_TEXT_LIMIT = 4096;
@@ -27,9 +27,8 @@ export function createTelegramChannel(options: TelegramChannelOptions): Channel 
     unsupportedReply: "Sorry, that message type is not supported yet.",
 
     authenticate(headers) {
-      if (options.secretToken === undefined) return true;
-      const given = headers.get("x-telegram-bot-api-secret-token");
-      return given !== null && secureEquals(given, options.secretToken);
+      if (options.secretToken === undefined) return Promise.resolve(true);
+      return isValidTelegramSecretToken(headers, options.secretToken);
     },
 
     parseDelivery(body) {

@@ -1,10 +1,10 @@
-import type { Channel, HandshakeResult, OutboundReply } from "../../channel.js";
+import type { Channel, OutboundReply } from "../../channel.js";
 import { splitIntoNumberedChunks } from "../../chunk.js";
 import { DeliveryError } from "../../errors.js";
-import { secureEquals } from "../../secure-compare.js";
 import { WHATSAPP_ROUTE } from "../routes.js";
+import { verifyWhatsAppHandshake } from "./handshake.js";
 import { parseWhatsAppDelivery } from "./parse.js";
-import { isValidSignature } from "./signature.js";
+import { isValidWhatsAppSignature } from "./signature.js";
 
 /** The Cloud API rejects text messages longer than this. */
 export const WHATSAPP_TEXT_LIMIT = 4096;
@@ -26,29 +26,13 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): Channel 
     ...WHATSAPP_ROUTE,
     unsupportedReply: "Sorry, that message type is not supported yet.",
 
-    verifyHandshake(query): HandshakeResult {
-      if (options.verifyToken === undefined) {
-        return {
-          ok: false,
-          status: 500,
-          errorCode: "INTERNAL_SERVER_ERROR",
-          detail: "WHATSAPP_VERIFY_TOKEN is not configured",
-        };
-      }
-      const token = query.get("hub.verify_token") ?? "";
-      if (query.get("hub.mode") !== "subscribe" || !secureEquals(token, options.verifyToken)) {
-        return { ok: false, status: 403, errorCode: "FORBIDDEN", detail: "Verification failed" };
-      }
-      const challenge = query.get("hub.challenge");
-      if (!challenge) {
-        return { ok: false, status: 400, errorCode: "BAD_REQUEST", detail: "Missing hub.challenge" };
-      }
-      return { ok: true, challenge };
+    verifyHandshake(query) {
+      return verifyWhatsAppHandshake(query, options.verifyToken);
     },
 
     authenticate(headers, rawBody) {
-      if (options.appSecret === undefined) return true;
-      return isValidSignature(headers.get("x-hub-signature-256"), rawBody, options.appSecret);
+      if (options.appSecret === undefined) return Promise.resolve(true);
+      return isValidWhatsAppSignature(headers.get("x-hub-signature-256"), rawBody, options.appSecret);
     },
 
     parseDelivery(body) {

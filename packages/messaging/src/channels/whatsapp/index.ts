@@ -2,7 +2,7 @@ import type { Channel } from "../../channel.js";
 import { configError } from "../../config-error.js";
 import { createWhatsAppChannel } from "./channel.js";
 
-export { signatureFor as whatsAppSignature } from "./signature.js";
+export { signatureFor as whatsAppSignature } from "./sign.js";
 
 export interface WhatsAppOptions {
   /** Token Meta sends in the subscription handshake; without it the handshake answers 500. */
