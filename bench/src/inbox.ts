@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
+import { databaseGroup } from "./group.js";
 import { processCpuUs, type ServerProcess, ServerUnavailableError, startServerProcess } from "./load.js";
 import type { Arrivals } from "./servers/stand-in.js";
 import { sig, sleep } from "./stats.js";
@@ -123,7 +124,7 @@ interface EndToEnd {
 }
 
 /** N messages through `processes` servers on one fresh database, every reply awaited at the stand-in. */
-async function endToEnd(
+export async function endToEnd(
   url: string,
   processes: number,
   messages: number,
@@ -247,7 +248,7 @@ interface IdleLatency {
  * request. Deliveries to process A (whose worker never starts) can only be claimed by process B, woken by
  * NOTIFY; deliveries to B wake its own worker in-process.
  */
-async function idleLatency(url: string, samples: number, dataDirs: string[]): Promise<IdleLatency[]> {
+export async function idleLatency(url: string, samples: number, dataDirs: string[]): Promise<IdleLatency[]> {
   const database = await benchDatabase(url, "bench_inbox_idle");
   const chatApi = await startStandIn("chat-api");
   const agent = await startStandIn("agent");
@@ -306,18 +307,11 @@ async function idleLatency(url: string, samples: number, dataDirs: string[]): Pr
 }
 
 export async function runInboxGroup(options: { quick: boolean }): Promise<GroupResult> {
-  const base = {
-    id: "inbox",
-    title:
-      "5. Inbox end to end: webhook → inbox → echo agent → reply (1, 2, 4 server processes, real PostgreSQL)",
-    method: [],
-    tables: [],
-    charts: [],
-    targets: [],
-  };
-  const url = process.env.TEST_DATABASE_URL;
-  if (!url)
-    return { ...base, skipped: "TEST_DATABASE_URL is not set (a real PostgreSQL is needed)", figures: {} };
+  const { base, skip, url, skipped } = databaseGroup(
+    "inbox",
+    "5. Inbox end to end: webhook → inbox → echo agent → reply (1, 2, 4 server processes, real PostgreSQL)",
+  );
+  if (url === undefined) return skipped;
   const messages = options.quick ? 200 : 2_000;
   const idleSamples = options.quick ? 5 : 40;
   const dataDirs: string[] = [];
@@ -422,7 +416,7 @@ export async function runInboxGroup(options: { quick: boolean }): Promise<GroupR
       figures: { endToEnd: runs, idle },
     };
   } catch (error) {
-    if (error instanceof ServerUnavailableError) return { ...base, skipped: error.message, figures: {} };
+    if (error instanceof ServerUnavailableError) return skip(error.message);
     throw error;
   } finally {
     for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
