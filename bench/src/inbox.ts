@@ -124,7 +124,7 @@ interface EndToEnd {
 }
 
 /** N messages through `processes` servers on one fresh database, every reply awaited at the stand-in. */
-export async function endToEnd(
+async function endToEnd(
   url: string,
   processes: number,
   messages: number,
@@ -248,7 +248,7 @@ interface IdleLatency {
  * request. Deliveries to process A (whose worker never starts) can only be claimed by process B, woken by
  * NOTIFY; deliveries to B wake its own worker in-process.
  */
-export async function idleLatency(url: string, samples: number, dataDirs: string[]): Promise<IdleLatency[]> {
+async function idleLatency(url: string, samples: number, dataDirs: string[]): Promise<IdleLatency[]> {
   const database = await benchDatabase(url, "bench_inbox_idle");
   const chatApi = await startStandIn("chat-api");
   const agent = await startStandIn("agent");
