@@ -1,11 +1,12 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import postgres from "postgres";
+import { databaseGroup } from "./group.js";
 import { processCpuUs, type ServerProcess, ServerUnavailableError, startServerProcess } from "./load.js";
-import { sig } from "./stats.js";
+import type { Arrivals } from "./servers/stand-in.js";
+import { sig, sleep } from "./stats.js";
 import type { GroupResult, Target } from "./types.js";
 import { benchDatabase, delivery, referenceServerEnv } from "./webhook.js";
 
@@ -16,44 +17,32 @@ const CLIENTS = 32;
 /** Messages each server process handles at once (MESSAGING_WORKER_CONCURRENCY; the server's default is 4). */
 const WORKER_CONCURRENCY = 16;
 
-/**
- * A local HTTP server standing in for a chat product's API (replies) or an agent runtime: it records when each
- * message id arrived and answers as the real one would. The echo agent replies with the message's text, which the
- * bench sets to the message id, so each reply names its message.
- */
+const STAND_IN_SCRIPT = join(import.meta.dirname, "servers", "stand-in.ts");
+
+/** A clock the stand-in processes share with the bench: epoch milliseconds with sub-millisecond precision. */
+const now = () => performance.timeOrigin + performance.now();
+
+/** A chat-API or agent stand-in in its own process (see servers/stand-in.ts), read over HTTP. */
 interface StandIn {
   url: string;
-  /** Arrival times (performance.now()) per message id, one entry per request. */
-  arrivals: Map<string, number[]>;
+  pid: number;
+  /** How many message ids have arrived at least once. */
+  count(): Promise<number>;
+  /** Every arrival so far, per message id. */
+  arrivals(): Promise<Arrivals>;
   close(): Promise<void>;
 }
 
 async function startStandIn(kind: "chat-api" | "agent"): Promise<StandIn> {
-  const arrivals = new Map<string, number[]>();
-  const server: Server = createServer((request: IncomingMessage, response) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => {
-      const at = performance.now();
-      const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
-        text?: string | { body?: string };
-      };
-      const id = typeof body.text === "string" ? body.text : (body.text?.body ?? "");
-      arrivals.set(id, [...(arrivals.get(id) ?? []), at]);
-      response.writeHead(200, { "content-type": "application/json" });
-      response.end(kind === "agent" ? JSON.stringify({ text: id }) : '{"messages":[{"id":"wamid.reply"}]}');
-    });
-  });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const server = await startServerProcess(STAND_IN_SCRIPT, [kind], {});
+  const url = `http://127.0.0.1:${server.port}`;
+  const get = async (query: string) => (await fetch(`${url}/arrivals${query}`)).json();
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    arrivals,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    url,
+    pid: server.pid,
+    count: async () => (await get("?count")) as number,
+    arrivals: async () => (await get("")) as Arrivals,
+    close: () => server.stop(),
   };
 }
 
@@ -61,7 +50,12 @@ function percentile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 }
 
+/** How often, and how far apart, the bench redelivers a webhook that was not answered 200, as a chat product would. */
+const REDELIVERIES = 20;
+const REDELIVERY_PAUSE_MS = 250;
+
 interface Signer {
+  /** The status of one signed delivery of `messageId` (0: no answer). */
   post(origin: string, messageId: string): Promise<number>;
 }
 
@@ -115,9 +109,17 @@ interface EndToEnd {
   answeredOnce: number;
   answeredTwiceOrMore: number;
   unanswered: number;
-  acksNot200: number;
+  /** Webhook answers other than 200 by status (0: no answer), each one redelivered as the chat product would. */
+  acksNot200: Record<string, number>;
+  /** Messages still not acknowledged after every redelivery. */
+  neverAcknowledged: number;
+  /** Messages answered more than once: by the same process again, or by another process too. */
+  repliesRepeatedBy: { sameProcess: number; otherProcess: number };
+  /** Inbox rows that took more than one attempt or did not end done, by outcome. */
+  unusualRows: { status: string; attempts: number; last_error: string | null; rows: number }[];
   serverCpuUsPerMessage: number;
   benchCpuUsPerMessage: number;
+  standInCpuUsPerMessage: number;
   seconds: number;
 }
 
@@ -136,9 +138,11 @@ async function endToEnd(
   try {
     servers = await startServers(
       processes,
-      () =>
+      (index) =>
         referenceServerEnv(database.url, "", appSecret, {
           WHATSAPP_API_BASE_URL: chatApi.url,
+          // Each process's own token, so the stand-in can tell which process sent a reply.
+          WHATSAPP_ACCESS_TOKEN: `bench-access-token-p${index}`,
           MESSAGING_WORKER_CONCURRENCY: String(WORKER_CONCURRENCY),
         }),
       dataDirs,
@@ -148,51 +152,78 @@ async function endToEnd(
     const runId = randomBytes(4).toString("hex");
     const ids = Array.from({ length: messages }, (_, i) => `wamid.e2e.${runId}.${i}`);
     const sentAt = new Map<string, number>();
-    let acksNot200 = 0;
-    const cpuBefore = servers.map((server) => processCpuUs(server.pid) ?? 0);
+    const acksNot200: Record<string, number> = {};
+    let neverAcknowledged = 0;
+    const cpuOf = (pid: number) => processCpuUs(pid) ?? 0;
+    const cpuBefore = servers.map((server) => cpuOf(server.pid));
+    const standInCpuBefore = cpuOf(chatApi.pid);
     const benchCpuBefore = process.cpuUsage();
-    const started = performance.now();
+    const started = now();
     let next = 0;
     await Promise.all(
       Array.from({ length: CLIENTS }, async () => {
         while (next < ids.length) {
           const index = next++;
           const id = ids[index] as string;
-          sentAt.set(id, performance.now());
-          if ((await post(origins[index % origins.length] as string, id)) !== 200) acksNot200++;
+          const origin = origins[index % origins.length] as string;
+          sentAt.set(id, now());
+          let tries = 0;
+          for (let status = await post(origin, id); status !== 200; status = await post(origin, id)) {
+            acksNot200[status] = (acksNot200[status] ?? 0) + 1;
+            if (++tries > REDELIVERIES) {
+              neverAcknowledged++;
+              break;
+            }
+            await sleep(REDELIVERY_PAUSE_MS);
+          }
         }
       }),
     );
     const deadline = performance.now() + timeoutMs;
-    while (performance.now() < deadline && ids.some((id) => !chatApi.arrivals.has(id))) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    const lastReply = Math.max(...[...chatApi.arrivals.values()].flat());
+    while (performance.now() < deadline && (await chatApi.count()) < messages) await sleep(50);
     // Late duplicates would show up here: give the workers a moment more before counting.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
     const serverCpu = servers.reduce(
-      (sum, server, index) => sum + ((processCpuUs(server.pid) ?? 0) - (cpuBefore[index] ?? 0)),
+      (sum, server, index) => sum + (cpuOf(server.pid) - (cpuBefore[index] ?? 0)),
       0,
     );
+    const standInCpu = cpuOf(chatApi.pid) - standInCpuBefore;
     const benchCpu = process.cpuUsage(benchCpuBefore);
+    const arrivals = await chatApi.arrivals();
     const latencies = ids
-      .map((id) => (chatApi.arrivals.get(id)?.[0] ?? Number.NaN) - (sentAt.get(id) ?? Number.NaN))
+      .map((id) => (arrivals[id]?.[0]?.[0] ?? Number.NaN) - (sentAt.get(id) ?? Number.NaN))
       .filter((latency) => Number.isFinite(latency))
       .sort((a, b) => a - b);
-    const replies = ids.map((id) => chatApi.arrivals.get(id)?.length ?? 0);
+    const replies = ids.map((id) => arrivals[id] ?? []);
+    const repeated = replies.filter((record) => record.length > 1);
+    const sameSender = repeated.filter((record) => new Set(record.map(([, sender]) => sender)).size === 1);
+    const lastReply = Math.max(...replies.flatMap((record) => record.map(([at]) => at)));
+    const check = postgres(database.url, { max: 1, onnotice: () => {} });
+    const unusualRows = await check<EndToEnd["unusualRows"]>`
+      SELECT status, attempts, last_error, count(*)::int AS rows FROM messaging.inbox
+      WHERE attempts <> 1 OR status <> 'done'
+      GROUP BY status, attempts, last_error ORDER BY rows DESC LIMIT 10`;
+    await check.end();
     const seconds = (lastReply - started) / 1000;
     return {
       processes,
       messages,
-      messagesPerSecond: replies.filter((n) => n > 0).length / seconds,
+      messagesPerSecond: replies.filter((record) => record.length > 0).length / seconds,
       latencyP50Ms: percentile(latencies, 0.5),
       latencyP99Ms: percentile(latencies, 0.99),
-      answeredOnce: replies.filter((n) => n === 1).length,
-      answeredTwiceOrMore: replies.filter((n) => n > 1).length,
-      unanswered: replies.filter((n) => n === 0).length,
+      answeredOnce: replies.filter((record) => record.length === 1).length,
+      answeredTwiceOrMore: repeated.length,
+      unanswered: replies.filter((record) => record.length === 0).length,
       acksNot200,
+      neverAcknowledged,
+      repliesRepeatedBy: {
+        sameProcess: sameSender.length,
+        otherProcess: repeated.length - sameSender.length,
+      },
+      unusualRows: [...unusualRows],
       serverCpuUsPerMessage: serverCpu / messages,
       benchCpuUsPerMessage: (benchCpu.user + benchCpu.system) / messages,
+      standInCpuUsPerMessage: standInCpu / messages,
       seconds,
     };
   } finally {
@@ -237,20 +268,23 @@ async function idleLatency(url: string, samples: number, dataDirs: string[]): Pr
     const [a, b] = servers.map((server) => `http://127.0.0.1:${server.port}`) as [string, string];
     const { post } = signer(appSecret);
     const runId = randomBytes(4).toString("hex");
-    const measured: Record<string, number[]> = { notify: [], local: [] };
+    const sent = new Map<string, { path: "notify" | "local"; at: number }>();
     for (let i = 0; i < samples * 2; i++) {
       const path = i % 2 === 0 ? "notify" : "local";
       const id = `wamid.idle.${runId}.${i}`;
-      const sent = performance.now();
+      const at = now();
       if ((await post(path === "notify" ? a : b, id)) !== 200) continue;
+      sent.set(id, { path, at });
       const deadline = performance.now() + 5_000;
-      while (!chatApi.arrivals.has(id) && performance.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-      const called = agent.arrivals.get(id)?.[0];
-      if (called !== undefined) measured[path]?.push(called - sent);
+      while ((await chatApi.count()) < sent.size && performance.now() < deadline) await sleep(5);
       // Idle again: nothing in flight when the next delivery comes.
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
+    }
+    const calls = await agent.arrivals();
+    const measured: Record<string, number[]> = { notify: [], local: [] };
+    for (const [id, { path, at }] of sent) {
+      const called = calls[id]?.[0]?.[0];
+      if (called !== undefined) measured[path]?.push(called - at);
     }
     return Object.entries(measured).map(([path, values]) => {
       const sorted = [...values].sort((x, y) => x - y);
@@ -273,18 +307,11 @@ async function idleLatency(url: string, samples: number, dataDirs: string[]): Pr
 }
 
 export async function runInboxGroup(options: { quick: boolean }): Promise<GroupResult> {
-  const base = {
-    id: "inbox",
-    title:
-      "5. Inbox end to end: webhook → inbox → echo agent → reply (1, 2, 4 server processes, real PostgreSQL)",
-    method: [],
-    tables: [],
-    charts: [],
-    targets: [],
-  };
-  const url = process.env.TEST_DATABASE_URL;
-  if (!url)
-    return { ...base, skipped: "TEST_DATABASE_URL is not set (a real PostgreSQL is needed)", figures: {} };
+  const { base, skip, url, skipped } = databaseGroup(
+    "inbox",
+    "5. Inbox end to end: webhook → inbox → echo agent → reply (1, 2, 4 server processes, real PostgreSQL)",
+  );
+  if (url === undefined) return skipped;
   const messages = options.quick ? 200 : 2_000;
   const idleSamples = options.quick ? 5 : 40;
   const dataDirs: string[] = [];
@@ -305,7 +332,7 @@ export async function runInboxGroup(options: { quick: boolean }): Promise<GroupR
         measured: runs
           .map(
             (run) =>
-              `${run.processes}p: ${run.answeredOnce} once, ${run.answeredTwiceOrMore} more, ${run.unanswered} none`,
+              `${run.processes}p: ${run.answeredOnce} once, ${run.answeredTwiceOrMore} more, ${run.unanswered} none${run.neverAcknowledged > 0 ? ` (${run.neverAcknowledged} never acknowledged)` : ""}`,
           )
           .join("; "),
         met: runs.every((run) => run.answeredOnce === messages),
@@ -322,9 +349,10 @@ export async function runInboxGroup(options: { quick: boolean }): Promise<GroupR
     return {
       ...base,
       method: [
-        `For 1, 2 and 4 reference-server processes (\`examples/server\`) on one fresh database of the real PostgreSQL: ${messages} signed WhatsApp deliveries of one text message each, sent by ${CLIENTS} concurrent clients of the bench process round-robin over the processes. Each process runs its webhook (group commit) and its worker (\`MESSAGING_WORKER_CONCURRENCY=${WORKER_CONCURRENCY}\`, LISTEN/NOTIFY on, the built-in echo agent); the worker sends every reply to a chat-API stand-in (a node:http server in the bench process) that records when each message's reply arrives.`,
-        "msgs/s: messages answered divided by the time from the first webhook sent to the last reply received. Latency: from sending a message's webhook to its reply arriving at the stand-in. Exactly once: the stand-in counts the replies per message id, half a second after the last one.",
-        "CPU: the server processes' CPU (from /proc) and the bench process's (load generator and stand-in) per message. PostgreSQL's own backends are not counted; on 2 cores, what is left of 2 s of CPU per second goes to them and to everything else running on the machine.",
+        `For 1, 2 and 4 reference-server processes (\`examples/server\`) on one fresh database of the real PostgreSQL: ${messages} signed WhatsApp deliveries of one text message each, sent by ${CLIENTS} concurrent clients of the bench process round-robin over the processes. Each process runs its webhook (group commit) and its worker (\`MESSAGING_WORKER_CONCURRENCY=${WORKER_CONCURRENCY}\`, LISTEN/NOTIFY on, the built-in echo agent); the worker sends every reply to a chat-API stand-in (a node:http server in a process of its own) that records when each message's reply arrives.`,
+        `A delivery not answered 200 is sent again after ${REDELIVERY_PAUSE_MS} ms, up to ${REDELIVERIES} times, as a chat product redelivers; "acks not 200" counts those answers by status (0: no answer).`,
+        "msgs/s: messages answered divided by the time from the first webhook sent to the last reply received. Latency: from sending a message's webhook to its reply arriving at the stand-in. Exactly once: the stand-in counts the replies per message id, half a second after the last one; a message answered more than once is traced in results.json (`repliesRepeatedBy`: the same process again or another one; `unusualRows`: the inbox rows that took more than one attempt, with their last error).",
+        "CPU: the server processes' CPU (from /proc), the bench process's (load generator) and the stand-in's per message. PostgreSQL's own backends are not counted; on 2 cores, what is left of 2 s of CPU per second goes to them and to everything else running on the machine.",
         `Idle webhook-to-claim: ${idleSamples} deliveries per path, one at a time with 50 ms of idle in between, to two processes sharing a database; an HTTP agent stand-in marks the claim (the worker calls the agent right after claiming, with nothing written in between), so each figure is the webhook-to-claim latency plus one loopback request.`,
       ],
       tables: [
@@ -339,6 +367,7 @@ export async function runInboxGroup(options: { quick: boolean }): Promise<GroupR
             "acks not 200",
             "server CPU µs/msg",
             "bench CPU µs/msg",
+            "stand-in CPU µs/msg",
           ],
           rows: runs.map((run) => [
             String(run.processes),
@@ -346,9 +375,12 @@ export async function runInboxGroup(options: { quick: boolean }): Promise<GroupR
             sig(run.latencyP50Ms),
             sig(run.latencyP99Ms),
             `${run.answeredOnce} / ${run.messages}`,
-            String(run.acksNot200),
+            Object.entries(run.acksNot200)
+              .map(([status, count]) => `${count} × ${status}`)
+              .join(", ") || "0",
             sig(run.serverCpuUsPerMessage),
             sig(run.benchCpuUsPerMessage),
+            sig(run.standInCpuUsPerMessage),
           ]),
         },
         {
@@ -384,7 +416,7 @@ export async function runInboxGroup(options: { quick: boolean }): Promise<GroupR
       figures: { endToEnd: runs, idle },
     };
   } catch (error) {
-    if (error instanceof ServerUnavailableError) return { ...base, skipped: error.message, figures: {} };
+    if (error instanceof ServerUnavailableError) return skip(error.message);
     throw error;
   } finally {
     for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });

@@ -1,4 +1,5 @@
 import postgres from "postgres";
+import { databaseGroup } from "./group.js";
 import { isUnavailable, loadExport } from "./ours.js";
 import { median, sig } from "./stats.js";
 import type { GroupResult, Table, Target } from "./types.js";
@@ -85,19 +86,10 @@ async function timed(
 }
 
 export async function runMigratorGroup(options: { quick: boolean }): Promise<GroupResult> {
-  const base = {
-    id: "migrator",
-    title: "3. Migrator on real PostgreSQL",
-    method: [],
-    tables: [],
-    charts: [],
-    targets: [],
-  };
-  const url = process.env.TEST_DATABASE_URL;
-  if (!url)
-    return { ...base, skipped: "TEST_DATABASE_URL is not set (a real PostgreSQL is needed)", figures: {} };
+  const { base, skip, url, skipped } = databaseGroup("migrator", "3. Migrator on real PostgreSQL");
+  if (url === undefined) return skipped;
   const createMigrator = await loadExport<CreateMigrator>("@agent-platform/migrator", "createMigrator");
-  if (isUnavailable(createMigrator)) return { ...base, skipped: createMigrator.unavailable, figures: {} };
+  if (isUnavailable(createMigrator)) return skip(createMigrator.unavailable);
 
   const count = options.quick ? 20 : 200;
   const repetitions = options.quick ? 1 : 9;

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
+import { databaseGroup } from "./group.js";
 import { type LoadResult, runLoad, ServerUnavailableError, startServerProcess } from "./load.js";
 import { median, sig } from "./stats.js";
 import type { GroupResult, Target } from "./types.js";
@@ -135,17 +136,11 @@ const CASE_LABELS: Record<Case, string> = {
 };
 
 export async function runWebhookGroup(options: { quick: boolean }): Promise<GroupResult> {
-  const base = {
-    id: "webhook",
-    title: "4. Webhook acknowledgement (reference server, real PostgreSQL)",
-    method: [],
-    tables: [],
-    charts: [],
-    targets: [],
-  };
-  const url = process.env.TEST_DATABASE_URL;
-  if (!url)
-    return { ...base, skipped: "TEST_DATABASE_URL is not set (a real PostgreSQL is needed)", figures: {} };
+  const { base, skip, url, skipped } = databaseGroup(
+    "webhook",
+    "4. Webhook acknowledgement (reference server, real PostgreSQL)",
+  );
+  if (url === undefined) return skipped;
   const rounds = options.quick ? 1 : 3;
   const durationSeconds = options.quick ? 1 : 1.5;
   const warmupSeconds = options.quick ? 0 : 0.5;
@@ -178,7 +173,7 @@ export async function runWebhookGroup(options: { quick: boolean }): Promise<Grou
       );
       servers.push(before);
     } catch (error) {
-      if (error instanceof ServerUnavailableError) return { ...base, skipped: error.message, figures: {} };
+      if (error instanceof ServerUnavailableError) return skip(error.message);
       throw error;
     }
     const floorServer = await startServerProcess(FLOOR_SCRIPT, [], { DATABASE_URL: database.url });

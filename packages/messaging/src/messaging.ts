@@ -14,6 +14,7 @@ import {
   handleWebhook,
   MAX_WEBHOOK_BODY_BYTES,
   readWebhookRequest,
+  type WebhookDeps,
   type WebhookRequest,
   type WebhookResponse,
 } from "./webhook.js";
@@ -150,29 +151,30 @@ export async function createMessaging(options: MessagingOptions): Promise<Messag
         })
       : undefined;
 
-  const channelOf = (name: string): Channel => {
-    const channel = byName.get(name);
-    if (channel === undefined) throw configError(`channel '${name}' is not configured`);
-    return channel;
-  };
-  const handle = (name: string, request: WebhookRequest) => {
-    const channel = channelOf(name);
-    return handleWebhook(
+  // Made once per channel: a logger child per delivery cost as much as checking its signature.
+  const webhooks = new Map<string, WebhookDeps>(
+    [...byName.values()].map((channel) => [
+      channel.name,
       {
         channel,
         store,
-        logger: logger.child({ channel: name }),
-        onStored: () => workers.get(name)?.notify(),
+        logger: logger.child({ channel: channel.name }),
+        onStored: () => workers.get(channel.name)?.notify(),
       },
-      request,
-    );
+    ]),
+  );
+  const webhookOf = (name: string): WebhookDeps => {
+    const deps = webhooks.get(name);
+    if (deps === undefined) throw configError(`channel '${name}' is not configured`);
+    return deps;
   };
+  const handle = (name: string, request: WebhookRequest) => handleWebhook(webhookOf(name), request);
 
   return {
     channels: [...byName.keys()],
     handle,
     async fetch(name, request, fetchOptions = {}) {
-      channelOf(name);
+      webhookOf(name);
       let webhookRequest: WebhookRequest;
       try {
         webhookRequest = await readWebhookRequest(request, fetchOptions.incoming);
@@ -190,7 +192,7 @@ export async function createMessaging(options: MessagingOptions): Promise<Messag
       });
     },
     async inbox(name, query = {}) {
-      channelOf(name);
+      webhookOf(name);
       try {
         return await store.list(name, query.status, query.limit ?? 100);
       } catch (error) {

@@ -9,6 +9,9 @@ import { readRawBody } from "./raw-body.js";
 /** Chat products' deliveries are a few KiB; the cap only has to stop abuse. */
 export const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
 
+/** Refuses malformed UTF-8 instead of replacing it; one decoder serves every request (decode keeps no state). */
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
 /** A webhook request, framework-free: what any HTTP stack can hand over. */
 export interface WebhookRequest {
   method: string;
@@ -84,7 +87,7 @@ export async function handleWebhook(deps: WebhookDeps, request: WebhookRequest):
   }
   let body: unknown;
   try {
-    body = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(request.rawBody));
+    body = JSON.parse(UTF8.decode(request.rawBody));
   } catch {
     return errorResponse(400, "BAD_REQUEST", "Body is not valid JSON");
   }

@@ -1,5 +1,5 @@
 import pino from "pino";
-import type postgres from "postgres";
+import postgres from "postgres";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { InboundMessage } from "../src/channel.js";
 import { migrateInbox } from "../src/inbox/schema.js";
@@ -61,9 +61,10 @@ describe.each(DATABASES)("inbox store on $name", ({ fresh }) => {
     const [second] = await store.claim("whatsapp", 10, 60_000);
     expect(second).toMatchObject({ messageId: "leased", attempts: 2 });
     if (!first || !second) return;
-    expect(await store.markDone(first)).toBe(false);
+    expect(await store.markDone(first, 0)).toBe(false);
     expect(await store.markPartsSent(first, 1, 1000)).toBe(false);
-    expect(await store.markDone(second)).toBe(true);
+    expect(await store.renewLease(first, 60_000)).toBe(false);
+    expect(await store.markDone(second, 0)).toBe(true);
     expect(await store.claim("whatsapp", 10, 300)).toEqual([]);
     expect(await store.list("whatsapp", "done", 10)).toEqual([
       expect.objectContaining({ message_id: "leased" }),
@@ -79,6 +80,25 @@ describe.each(DATABASES)("inbox store on $name", ({ fresh }) => {
     expect(await store.retryLater(claimed, "boom", 0)).toBe(true);
     const [again] = await store.claim("whatsapp", 1, 60_000);
     expect(again).toMatchObject({ replyParts: ["one", "two"], partsSent: 1, lastError: "boom", attempts: 2 });
+    if (!again) return;
+    expect(await store.renewLease(again, 60_000)).toBe(true);
+    expect(await store.markDone(again, 2)).toBe(true);
+    expect(await sql`SELECT status, parts_sent, lease_id FROM messaging.inbox`).toEqual([
+      { status: "done", parts_sent: 2, lease_id: null },
+    ]);
+  });
+
+  it("relaxes the flush of the claim's own transaction only: the connection's next commit waits for its flush", async () => {
+    // One connection, so the statements after the claim run in the session that made it.
+    const session = postgres(database.url, { max: 1, onnotice: () => {} });
+    try {
+      const claiming = new InboxStore(session);
+      await claiming.insert("whatsapp", [message("relaxed")]);
+      expect(await claiming.claim("whatsapp", 1, 60_000)).toHaveLength(1);
+      expect(await session`SHOW synchronous_commit`).toEqual([{ synchronous_commit: "on" }]);
+    } finally {
+      await session.end();
+    }
   });
 
   it("hands a worker only its own channel's rows", async () => {

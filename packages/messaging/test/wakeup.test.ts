@@ -17,6 +17,7 @@ function message(id: string): InboundMessage {
 }
 
 // LISTEN/NOTIFY between processes: each pool here stands for a process of its own on the shared PostgreSQL.
+// Listening sessions are looked up in the test's own database: other tests and benchmarks listen meanwhile.
 describe.skipIf(!TEST_DATABASE_URL)("inbox wake-up across processes (LISTEN/NOTIFY, PostgreSQL)", () => {
   const cleanups: (() => Promise<unknown>)[] = [];
   afterEach(async () => {
@@ -58,7 +59,8 @@ describe.skipIf(!TEST_DATABASE_URL)("inbox wake-up across processes (LISTEN/NOTI
     const admin = postgres(db.url, { max: 1, onnotice: () => {} });
     cleanups.push(() => admin.end());
     const [listening] = await admin<{ pid: number }[]>`
-      SELECT pid FROM pg_stat_activity WHERE query = ${`LISTEN "${INBOX_NOTIFY_CHANNEL}"`}`;
+      SELECT pid FROM pg_stat_activity
+      WHERE datname = current_database() AND query = ${`LISTEN "${INBOX_NOTIFY_CHANNEL}"`}`;
     expect(listening).toBeDefined();
     await admin`SELECT pg_terminate_backend(${listening?.pid ?? 0})`;
     await waitFor("the LISTEN again", () => woken.length === 3);
@@ -87,7 +89,8 @@ describe.skipIf(!TEST_DATABASE_URL)("inbox wake-up across processes (LISTEN/NOTI
     // Its first look at the inbox (on start and after LISTEN is in place) found nothing.
     await waitFor("the LISTEN", async () => {
       const rows = await workerPool<{ n: number }[]>`
-        SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = ${`LISTEN "${INBOX_NOTIFY_CHANNEL}"`}`;
+        SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND query = ${`LISTEN "${INBOX_NOTIFY_CHANNEL}"`}`;
       return rows[0]?.n === 1;
     });
     await new Promise((resolve) => setTimeout(resolve, 200));

@@ -100,6 +100,28 @@ describe.each(DATABASES)("inbox worker on $name", ({ fresh }) => {
     expect(calls).toBe(2);
   });
 
+  it("resends only the parts an earlier attempt did not get accepted, without asking the agent again", async () => {
+    await store.insert("whatsapp", [message("resumed")]);
+    const [earlier] = await store.claim("whatsapp", 1, 60_000);
+    if (!earlier) throw new Error("nothing claimed");
+    await store.saveReply(earlier, ["part one", "part two", "part three"], 60_000);
+    await store.markPartsSent(earlier, 1, 60_000);
+    await store.retryLater(earlier, "Graph API unreachable", 0);
+    let asked = 0;
+    const running = worker(async () => {
+      asked++;
+      return { text: "not this" };
+    }, 1);
+    running.start();
+    await waitFor("the row done", async () => (await store.list("whatsapp", "done", 1)).length === 1);
+    await running.stop();
+    expect(asked).toBe(0);
+    expect(graph.accepted().map((request) => request.body.text?.body)).toEqual(["part two", "part three"]);
+    expect(await sql`SELECT parts_sent, attempts FROM messaging.inbox`).toEqual([
+      { parts_sent: 3, attempts: 2 },
+    ]);
+  });
+
   it("claims in batches of at least half its slots, answering every message once", async () => {
     const ids = Array.from({ length: 40 }, (_, i) => `batch${i}`);
     await store.insert("whatsapp", ids.map(message));

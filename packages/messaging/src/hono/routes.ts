@@ -95,16 +95,15 @@ function mountWebhook(app: OpenAPIHono, route: ChannelRoute, security: string, m
         "committed to the inbox (deduplicated by message id) before the 200; a reply is sent later by the " +
         "inbox worker. A message that breaks a per-message limit is recorded as a `rejected` row and not " +
         "answered; the rest of the delivery is stored as usual.",
-      request: {
-        headers: z.object(
-          Object.fromEntries(
-            Object.entries(route.authHeaders).map(([header, description]) => [
-              header,
-              z.string().optional().openapi({ description }),
-            ]),
-          ),
-        ),
-      },
+      // Documented as plain parameters rather than a `request.headers` schema, which would validate every
+      // delivery's headers with zod (about 80 µs a request in the profile) only to let the channel check them.
+      parameters: Object.entries(route.authHeaders).map(([header, description]) => ({
+        schema: { type: "string", description },
+        required: false,
+        description,
+        name: header,
+        in: "header",
+      })),
       responses: {
         200: {
           description: "Stored (or not addressed to this channel)",

@@ -156,6 +156,12 @@ export class InboxStore {
   /**
    * Leases up to `limit` due rows of `channel`: pending rows whose retry time has come and processing rows whose lease
    * expired (their worker died). SKIP LOCKED lets concurrent workers take disjoint rows without waiting.
+   *
+   * The claim commits without waiting for its WAL flush (`synchronous_commit` off for this transaction only): other
+   * workers see it at once all the same, and a claim lost in a PostgreSQL crash only means the row is claimed
+   * again. What must survive a crash is written later by a synchronous commit, which flushes the claim with it,
+   * before anything leaves the process: saveReply before the first send, renewLease before resending a saved reply.
+   * That spares an idle message one flush between the webhook's commit and the agent call.
    */
   async claim(channel: string, limit: number, leaseMs: number): Promise<ClaimedMessage[]> {
     await this.ready();
@@ -175,7 +181,7 @@ export class InboxStore {
       ) AS due
       WHERE i.channel = due.channel AND i.message_id = due.message_id
       RETURNING i.channel, i.message_id, i.lease_id, i.attempts, i.message, i.reply_parts, i.parts_sent,
-                i.last_error
+                i.last_error, set_config('synchronous_commit', 'off', true)
     `;
     return rows.map((row) => ({
       channel: row.channel,
@@ -193,22 +199,23 @@ export class InboxStore {
   async saveReply(lease: ClaimedMessage, parts: string[], leaseMs: number): Promise<boolean> {
     return this.updateLeased(
       lease,
-      this.sql`reply_parts = ${JSON.stringify(parts, withoutNul)}::text::jsonb,
-               next_attempt_at = now() + ${leaseMs}::double precision * interval '1 millisecond'`,
+      this.sql`reply_parts = ${JSON.stringify(parts, withoutNul)}::text::jsonb, ${this.leaseFor(leaseMs)}`,
     );
+  }
+
+  /** Renews the lease, durably (see claim). False when the lease was lost. */
+  async renewLease(lease: ClaimedMessage, leaseMs: number): Promise<boolean> {
+    return this.updateLeased(lease, this.leaseFor(leaseMs));
   }
 
   /** Records that the first `partsSent` parts were accepted; also renews the lease. */
   async markPartsSent(lease: ClaimedMessage, partsSent: number, leaseMs: number): Promise<boolean> {
-    return this.updateLeased(
-      lease,
-      this
-        .sql`parts_sent = ${partsSent}, next_attempt_at = now() + ${leaseMs}::double precision * interval '1 millisecond'`,
-    );
+    return this.updateLeased(lease, this.sql`parts_sent = ${partsSent}, ${this.leaseFor(leaseMs)}`);
   }
 
-  async markDone(lease: ClaimedMessage): Promise<boolean> {
-    return this.updateLeased(lease, this.sql`status = 'done', lease_id = NULL`);
+  /** Done, with `partsSent` parts accepted: the last part's record and the outcome in one commit. */
+  async markDone(lease: ClaimedMessage, partsSent: number): Promise<boolean> {
+    return this.updateLeased(lease, this.sql`status = 'done', lease_id = NULL, parts_sent = ${partsSent}`);
   }
 
   async retryLater(lease: ClaimedMessage, error: string, delayMs: number): Promise<boolean> {
@@ -233,6 +240,11 @@ export class InboxStore {
       ORDER BY received_at DESC, message_id
       LIMIT ${limit}
     `;
+  }
+
+  /** The assignment that extends a lease by `leaseMs` from now. */
+  private leaseFor(leaseMs: number): ReturnType<Sql> {
+    return this.sql`next_attempt_at = now() + ${leaseMs}::double precision * interval '1 millisecond'`;
   }
 
   private async updateLeased(lease: ClaimedMessage, assignments: ReturnType<Sql>): Promise<boolean> {

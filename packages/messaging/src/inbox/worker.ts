@@ -124,8 +124,8 @@ export class InboxWorker {
       outcome = store.markFailed(row, `Gave up after ${maxAttempts} attempts: ${reason}`);
     } else {
       try {
-        await this.deliver(row, log);
-        outcome = store.markDone(row);
+        const parts = await this.deliver(row, log);
+        outcome = store.markDone(row, parts);
       } catch (error) {
         if (error instanceof LeaseLostError) return;
         outcome = this.recordFailure(row, error, log);
@@ -160,8 +160,11 @@ export class InboxWorker {
     return store.markFailed(row, retryable ? `Gave up after ${row.attempts} attempts: ${reason}` : reason);
   }
 
-  /** Asks the agent (unless an earlier attempt saved its reply) and sends the parts not yet accepted. */
-  private async deliver(row: ClaimedMessage, log: Logger): Promise<void> {
+  /**
+   * Asks the agent (unless an earlier attempt saved its reply) and sends the parts not yet accepted; returns how many
+   * parts the reply has, all accepted by then.
+   */
+  private async deliver(row: ClaimedMessage, log: Logger): Promise<number> {
     const { store, channel, agent, leaseMs } = this.options;
     const message = row.message;
     let parts = row.replyParts;
@@ -181,16 +184,21 @@ export class InboxWorker {
         : channel.unsupportedReply;
       parts = text === "" ? [] : channel.splitReply(text);
       await this.settle(log, store.saveReply(row, parts, leaseMs));
+    } else if (row.partsSent < parts.length) {
+      // The claim was committed without waiting for its flush: make the lease durable before a send.
+      await this.settle(log, store.renewLease(row, leaseMs));
     }
     for (let index = row.partsSent; index < parts.length; index++) {
+      // The parts before this one were accepted; the last part's record goes with markDone, in one commit.
+      if (index > row.partsSent) await this.settle(log, store.markPartsSent(row, index, leaseMs));
       await channel.send({
         accountId: message.accountId,
         to: message.conversation ?? message.from,
         text: parts[index] ?? "",
         ...(message.thread === undefined ? {} : { thread: message.thread }),
       });
-      await this.settle(log, store.markPartsSent(row, index + 1, leaseMs));
     }
+    return parts.length;
   }
 
   /** A leased update that matched no row means another worker took the row over after our lease expired. */
