@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { closedPort } from "./ports.js";
 
@@ -7,6 +8,8 @@ const POLL_MS = 20;
 
 export interface PnpmStart {
   readonly port: number;
+  /** The pnpm process's id (the server runs below it). */
+  readonly pid: number;
   readonly stdout: () => string;
   readonly stderr: () => string;
   /** Milliseconds from spawning `pnpm start` to the first 200 of `GET /health`, polled every 20 ms. */
@@ -25,21 +28,41 @@ async function healthy(url: string): Promise<boolean> {
   }
 }
 
+/** util-linux's `script`, which runs a command on a pseudo-terminal; undefined where it is missing. */
+export const SCRIPT = ["/usr/bin/script", "/bin/script"].find((path) => existsSync(path));
+
+export interface PnpmStartOptions {
+  /**
+   * On a pseudo-terminal (through `script`): stdout is a TTY, so the logs are pretty-printed, everything
+   * arrives on `stdout()`, and `interrupt()` types Ctrl-C, which the terminal turns into SIGINT for the
+   * foreground process group. Otherwise plain pipes, and `interrupt()` signals the process group itself.
+   */
+  readonly terminal?: boolean;
+  readonly giveUpMs?: number;
+}
+
 /** `pnpm start` at the repository root as a user types it, on `dataDir` and a free port, nothing else set. */
-export async function pnpmStart(dataDir: string, giveUpMs = 120_000): Promise<PnpmStart> {
+export async function pnpmStart(dataDir: string, options: PnpmStartOptions = {}): Promise<PnpmStart> {
+  const { terminal = false, giveUpMs = 120_000 } = options;
+  if (terminal && SCRIPT === undefined) throw new Error("util-linux's script is not installed");
   const port = await closedPort();
   const started = performance.now();
-  const child: ChildProcess = spawn("pnpm", ["start"], {
+  const [command, args] = terminal
+    ? // `exec`, so that the exit status is pnpm's own, not that of a shell that got the Ctrl-C as well.
+      [SCRIPT as string, ["--quiet", "--flush", "--return", "--command", "exec pnpm start", "/dev/null"]]
+    : ["pnpm", ["start"]];
+  const child: ChildProcess = spawn(command, args, {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "",
       PLATFORM_DATA_DIR: dataDir,
       PORT: String(port),
+      ...(terminal ? { TERM: "xterm" } : {}),
     },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: [terminal ? "pipe" : "ignore", "pipe", "pipe"],
     // Its own process group, so a SIGINT to the group reaches pnpm and the server together, as a terminal's does.
-    detached: true,
+    detached: !terminal,
   });
   let stdout = "";
   let stderr = "";
@@ -69,11 +92,14 @@ export async function pnpmStart(dataDir: string, giveUpMs = 120_000): Promise<Pn
   })();
   return {
     port,
+    pid: child.pid ?? 0,
     stdout: () => stdout,
     stderr: () => stderr,
     ready,
     interrupt() {
-      if (child.pid !== undefined && !exitedEarly) process.kill(-child.pid, "SIGINT");
+      if (exitedEarly) return exited;
+      if (terminal) child.stdin?.write("\x03");
+      else if (child.pid !== undefined) process.kill(-child.pid, "SIGINT");
       return exited;
     },
   };
