@@ -1,6 +1,5 @@
 import { ConfigError } from "@agent-platform/common";
 import type { DestinationStream } from "pino";
-import pretty from "pino-pretty";
 import { StartupError } from "./auth.js";
 import { loadConfig } from "./config.js";
 import { startServer } from "./server.js";
@@ -11,10 +10,12 @@ function shellQuote(value: string): string {
 
 /**
  * Log lines for a person at a terminal (colours, local time, message first) and JSON lines otherwise, for a
- * log collector. Synchronous, so the last lines before an exit are never lost.
+ * log collector. Synchronous, so the last lines before an exit are never lost. pino-pretty is loaded only for
+ * a terminal: a server under a process manager does not pay for it at startup.
  */
-function logDestination(): DestinationStream | undefined {
+async function logDestination(): Promise<DestinationStream | undefined> {
   if (!process.stdout.isTTY) return undefined;
+  const { default: pretty } = await import("pino-pretty");
   return pretty({
     sync: true,
     singleLine: true,
@@ -25,7 +26,7 @@ function logDestination(): DestinationStream | undefined {
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const destination = logDestination();
+  const destination = await logDestination();
   const server = await startServer(config, destination === undefined ? {} : { logDestination: destination });
 
   if (server.devToken !== undefined) {

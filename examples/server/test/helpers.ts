@@ -38,15 +38,7 @@ export async function signToken(scopes: readonly string[], options: TokenOptions
     .sign(key);
 }
 
-/** A free loopback port with nothing listening (a database that is down). */
-export async function closedPort(): Promise<number> {
-  const { createServer } = await import("node:net");
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+export { closedPort } from "./ports.js";
 
 export interface TestServer extends RunningServer {
   readonly dataDir: string;
