@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { defineConfig, type Options } from "tsup";
 
 type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
@@ -14,22 +15,49 @@ const coreBySelfReference: Plugin = {
   },
 };
 
-export default defineConfig({
-  entry: {
-    index: "src/index.ts",
-    hono: "src/hono/index.ts",
-    inbound: "src/inbound/index.ts",
-    // The bin's code, loaded by bin/platform-telegram-webhook.js; no export map entry.
-    "telegram-webhook-cli": "src/cli/telegram-webhook-main.ts",
+// The Node build swaps the one runtime-specific module: constant-time comparisons on node:crypto instead
+// of WebCrypto (src/node/secure-compare.ts says why). Workers get the WebCrypto build of `inbound`.
+const WEB_SECURE_COMPARE = resolve("src/secure-compare.ts");
+const nodeCrypto: Plugin = {
+  name: "node-crypto",
+  setup(build) {
+    build.onResolve({ filter: /secure-compare\.js$/ }, (args) =>
+      resolve(args.resolveDir, args.path.replace(/\.js$/, ".ts")) === WEB_SECURE_COMPARE
+        ? { path: resolve("src/node/secure-compare.ts") }
+        : undefined,
+    );
   },
-  format: ["esm", "cjs"],
-  dts: true,
-  clean: true,
-  sourcemap: true,
-  target: "es2022",
-  // The root entry and `inbound` share their common modules as chunks: one InvalidPayloadError class
-  // for both, and the chunks `inbound` loads hold nothing of the root's Node-only code.
-  splitting: true,
-  treeshake: true,
-  esbuildPlugins: [coreBySelfReference],
-});
+};
+
+export default defineConfig([
+  {
+    entry: {
+      index: "src/index.ts",
+      hono: "src/hono/index.ts",
+      inbound: "src/inbound/index.ts",
+      // The bin's code, loaded by bin/platform-telegram-webhook.js; no export map entry.
+      "telegram-webhook-cli": "src/cli/telegram-webhook-main.ts",
+    },
+    format: ["esm", "cjs"],
+    dts: true,
+    clean: false,
+    sourcemap: true,
+    target: "es2022",
+    // The root entry and `inbound` share their common modules as chunks: one InvalidPayloadError class
+    // for both, and the chunks `inbound` loads hold nothing of the root's Node-only code.
+    splitting: true,
+    treeshake: true,
+    esbuildPlugins: [coreBySelfReference, nodeCrypto],
+  },
+  {
+    // `inbound` for everything that is not Node (the exports map's worker, browser, deno and bun conditions).
+    entry: { inbound: "src/inbound/index.ts" },
+    outDir: "dist/web",
+    format: ["esm", "cjs"],
+    dts: false,
+    clean: false,
+    sourcemap: true,
+    target: "es2022",
+    treeshake: true,
+  },
+]);

@@ -15,9 +15,24 @@ function hmacKey(secret: string | Uint8Array): Promise<CryptoKey> {
   return crypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
 }
 
+// Imported once per secret, not per delivery (an import costs as much as the verification). The secrets
+// are the channels' configuration, a handful per process; the bound only keeps a misuse from growing it.
+const MAX_CACHED_KEYS = 32;
+const keysBySecret = new Map<string, Promise<CryptoKey>>();
+
+function cachedHmacKey(secret: string): Promise<CryptoKey> {
+  let key = keysBySecret.get(secret);
+  if (key === undefined) {
+    key = hmacKey(secret);
+    if (keysBySecret.size >= MAX_CACHED_KEYS) keysBySecret.clear();
+    keysBySecret.set(secret, key);
+  }
+  return key;
+}
+
 /** Whether `mac` is the HMAC-SHA256 of `data` under `secret`, compared in constant time. */
 export async function isHmacSha256(secret: string, data: Uint8Array, mac: Uint8Array): Promise<boolean> {
-  return crypto.subtle.verify("HMAC", await hmacKey(secret), mac, data);
+  return crypto.subtle.verify("HMAC", await cachedHmacKey(secret), mac, data);
 }
 
 // A key of this process only: MACs under it stand in for the strings, so comparing them reveals
@@ -30,11 +45,4 @@ export async function secureEquals(given: string, expected: string): Promise<boo
   const key = await comparisonKey;
   const expectedMac = await crypto.subtle.sign("HMAC", key, encoder.encode(expected));
   return crypto.subtle.verify("HMAC", key, expectedMac, encoder.encode(given));
-}
-
-/** The bytes of an even-length hex string already checked by the caller's pattern. */
-export function hexBytes(hex: string): Uint8Array {
-  const bytes = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < bytes.length; i++) bytes[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
-  return bytes;
 }

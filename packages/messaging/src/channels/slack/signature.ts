@@ -1,4 +1,5 @@
-import { hexBytes, isHmacSha256 } from "../../secure-compare.js";
+import { hexBytes } from "../../hex.js";
+import { isHmacSha256 } from "../../secure-compare.js";
 
 /** Slack refuses to accept, and so do we, a request signed more than this far from now (replays). */
 export const SLACK_MAX_CLOCK_SKEW_SECONDS = 5 * 60;

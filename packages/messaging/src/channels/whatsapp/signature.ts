@@ -1,4 +1,5 @@
-import { hexBytes, isHmacSha256 } from "../../secure-compare.js";
+import { hexBytes } from "../../hex.js";
+import { isHmacSha256 } from "../../secure-compare.js";
 
 const SIGNATURE = /^sha256=([0-9a-fA-F]{64})$/;
 
