@@ -1,5 +1,6 @@
 import {
   type AgentHandler,
+  type Channel,
   createHttpAgent,
   createMessaging,
   echoAgent,
@@ -10,6 +11,7 @@ import { messagingRoutes } from "@agent-platform/messaging/hono";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Logger } from "pino";
 import type { Sql } from "postgres";
+import { invalidEnv } from "../config.js";
 import { channelsFromEnv } from "./channels.js";
 import type { MessagingConfig } from "./config.js";
 
@@ -43,6 +45,7 @@ export interface ServerMessagingDeps {
 export async function wireMessaging(deps: ServerMessagingDeps): Promise<ServerMessaging> {
   const { config, production } = deps;
   const channels = channelsFromEnv(config, production, deps.logger);
+  checkLeaseOutlastsCalls(config, channels, deps.agent === undefined && config.AGENT_URL !== undefined);
   const agent =
     deps.agent ??
     (config.AGENT_URL === undefined ? echoAgent : createHttpAgent(config.AGENT_URL, config.AGENT_TIMEOUT_MS));
@@ -64,6 +67,35 @@ export async function wireMessaging(deps: ServerMessagingDeps): Promise<ServerMe
     listen: deps.sharedDatabase,
   });
   return { ...messaging, routes: messagingRoutes(messaging) };
+}
+
+const API_TIMEOUT_VARIABLE: Readonly<Record<string, keyof MessagingConfig>> = {
+  whatsapp: "WHATSAPP_API_TIMEOUT_MS",
+  slack: "SLACK_API_TIMEOUT_MS",
+  telegram: "TELEGRAM_API_TIMEOUT_MS",
+};
+
+/**
+ * A worker's lease must outlast each call it makes while holding it (the agent, each send): a lease that
+ * ran out mid-call would let another worker claim the message and answer it a second time.
+ */
+function checkLeaseOutlastsCalls(config: MessagingConfig, channels: Channel[], httpAgent: boolean): void {
+  const calls: [string, number][] = channels.flatMap((channel) => {
+    const variable = API_TIMEOUT_VARIABLE[channel.name];
+    return variable === undefined ? [] : [[variable, Number(config[variable])] as [string, number]];
+  });
+  if (httpAgent) calls.push(["AGENT_TIMEOUT_MS", config.AGENT_TIMEOUT_MS]);
+  const lease = config.MESSAGING_VISIBILITY_TIMEOUT_MS;
+  const outlasting = calls.filter(([, timeoutMs]) => timeoutMs >= lease);
+  if (outlasting.length > 0) {
+    throw invalidEnv(
+      outlasting.map(
+        ([variable, timeoutMs]) =>
+          `MESSAGING_VISIBILITY_TIMEOUT_MS (${lease}) must be longer than ${variable} (${timeoutMs}): a lease that runs out during the call lets another worker answer the message again`,
+      ),
+      "MESSAGING_VISIBILITY_TIMEOUT_MS",
+    );
+  }
 }
 
 /** The messaging routes' JWT policy: webhook and status paths excluded, the inbox listings mapped. */

@@ -60,6 +60,29 @@ describe("Slack and Telegram configuration", () => {
     await expect(create({ SLACK_SIGNING_SECRET: "s" })).rejects.toBeInstanceOf(ConfigError);
   });
 
+  it("refuses a lease (MESSAGING_VISIBILITY_TIMEOUT_MS) that a send or the agent call could outlast", async () => {
+    const slack = { SLACK_BOT_TOKEN: "xoxb-1", SLACK_SIGNING_SECRET: "s" };
+    await expect(create({ ...slack, MESSAGING_VISIBILITY_TIMEOUT_MS: "10000" })).rejects.toThrow(
+      /MESSAGING_VISIBILITY_TIMEOUT_MS \(10000\) must be longer than SLACK_API_TIMEOUT_MS \(10000\)/,
+    );
+    const agent = { ...slack, AGENT_URL: "http://127.0.0.1:1/agent", AGENT_TIMEOUT_MS: "60000" };
+    await expect(create({ ...agent, MESSAGING_VISIBILITY_TIMEOUT_MS: "30000" })).rejects.toThrow(
+      /longer than AGENT_TIMEOUT_MS \(60000\)/,
+    );
+    await expect(create({ ...agent, MESSAGING_VISIBILITY_TIMEOUT_MS: "30000" })).rejects.toBeInstanceOf(
+      ConfigError,
+    );
+    // The echo agent makes no call, and a channel that is not configured sends nothing.
+    const wired = await create({
+      ...slack,
+      AGENT_TIMEOUT_MS: "60000",
+      TELEGRAM_API_TIMEOUT_MS: "60000",
+      MESSAGING_VISIBILITY_TIMEOUT_MS: "10001",
+    });
+    expect(wired.channels).toEqual(["slack"]);
+    await wired.stop();
+  });
+
   it("refuses a Telegram secret token outside 1-256 of A-Z a-z 0-9 _ -, without echoing the bot token", async () => {
     const attempt = create({
       TELEGRAM_BOT_TOKEN: TELEGRAM_TOKEN,

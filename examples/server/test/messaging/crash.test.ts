@@ -52,7 +52,8 @@ describe.skipIf(!TEST_DATABASE_URL)("the inbox survives SIGKILL (server child pr
   it("reclaims a message whose worker was killed mid-send once its lease expires", async () => {
     const { graph, spawn } = await setup();
     graph.answer = () => "hang";
-    const first = await spawn({ MESSAGING_VISIBILITY_TIMEOUT_MS: "1000" });
+    // A short lease needs a shorter send timeout (the server refuses a lease the send could outlast).
+    const first = await spawn({ MESSAGING_VISIBILITY_TIMEOUT_MS: "1000", WHATSAPP_API_TIMEOUT_MS: "900" });
     await postDelivery(first.url, delivery([textMessage("wamid.midsend", "15557770001", "slow")]));
     await waitFor("the first send attempt", () => graph.requests.length === 1);
     await first.kill("SIGKILL");
