@@ -39,7 +39,7 @@ export {
   PayloadTooLargeError,
 } from "./errors.js";
 export { INBOX_STATUSES, type InboxEntry, type InboxStatus, type InsertCounts } from "./inbox/store.js";
-export { MESSAGE_LIMITS, type RejectedMessage } from "./limits.js";
+export { MAX_ANSWER_BYTES, MESSAGE_LIMITS, type RejectedMessage } from "./limits.js";
 export {
   type CommitOptions,
   createMessaging,

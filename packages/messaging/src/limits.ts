@@ -18,6 +18,12 @@ export const MESSAGE_LIMITS = {
   maxMessageBytes: 256 * 1024,
 } as const;
 
+/**
+ * The largest answer read from the agent or a chat product's API. Agent replies are split into chat-sized
+ * parts anyway, and chat APIs answer a send with a few hundred bytes.
+ */
+export const MAX_ANSWER_BYTES = 1024 * 1024;
+
 /** A message that broke a limit: stored as a `rejected` row (never answered) so the operator can see it. */
 export interface RejectedMessage {
   /** The message id, or `sha256:<hex of the id>` when the id itself is too long to be a key. */

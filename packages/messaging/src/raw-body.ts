@@ -66,11 +66,12 @@ function readIncomingBody(incoming: IncomingMessage, limitBytes: number): Promis
   });
 }
 
-async function readWebBody(request: Request, limitBytes: number): Promise<Uint8Array> {
-  const declared = request.headers.get("content-length");
+/** A request's or a response's body as bytes, at most `limitBytes` (PayloadTooLargeError past them). */
+async function readWebBody(message: Request | Response, limitBytes: number): Promise<Uint8Array> {
+  const declared = message.headers.get("content-length");
   if (declared !== null && Number(declared) > limitBytes) throw new PayloadTooLargeError(limitBytes);
-  if (request.body === null) return new Uint8Array(0);
-  const reader = request.body.getReader();
+  if (message.body === null) return new Uint8Array(0);
+  const reader = message.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
@@ -90,4 +91,20 @@ async function readWebBody(request: Request, limitBytes: number): Promise<Uint8A
     offset += chunk.byteLength;
   }
   return body;
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * The text of an answer from a service we call (the agent, a chat product's API), read up to `limitBytes`:
+ * a misbehaving or hostile upstream must not make the worker buffer an endless body. Over the limit it
+ * throws PayloadTooLargeError; a body that fails to arrive reads as "".
+ */
+export async function readAnswerText(response: Response, limitBytes: number): Promise<string> {
+  try {
+    return decoder.decode(await readWebBody(response, limitBytes));
+  } catch (error) {
+    if (error instanceof PayloadTooLargeError) throw error;
+    return "";
+  }
 }

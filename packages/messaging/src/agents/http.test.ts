@@ -3,6 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeliveryError } from "../errors.js";
+import { MAX_ANSWER_BYTES } from "../limits.js";
 import type { AgentMessage } from "./agent.js";
 import { createHttpAgent } from "./http.js";
 
@@ -18,7 +19,8 @@ const message: AgentMessage = {
 describe("createHttpAgent", () => {
   let server: Server;
   let url: string;
-  let reply: { status: number; body: string } = { status: 200, body: "{}" };
+  // `chunked`: written in two parts with no Content-Length, so only reading the stream can find its size.
+  let reply: { status: number; body: string; chunked?: boolean } = { status: 200, body: "{}" };
   let received: unknown;
 
   beforeAll(async () => {
@@ -29,7 +31,14 @@ describe("createHttpAgent", () => {
       });
       req.on("end", () => {
         received = JSON.parse(body);
-        res.writeHead(reply.status, { "content-type": "application/json" }).end(reply.body);
+        res.writeHead(reply.status, { "content-type": "application/json" });
+        if (reply.chunked) {
+          const half = Math.floor(reply.body.length / 2);
+          res.write(reply.body.slice(0, half));
+          res.end(reply.body.slice(half));
+        } else {
+          res.end(reply.body);
+        }
       });
     });
     server.listen(0, "127.0.0.1");
@@ -74,6 +83,22 @@ describe("createHttpAgent", () => {
     reply = { status: 200, body: '{"text":42}' };
     expect(await failure()).toMatchObject({ retryable: false });
   });
+
+  it.each([false, true])(
+    "fails, without retrying, an answer over MAX_ANSWER_BYTES instead of buffering it (chunked: %s)",
+    async (chunked) => {
+      const text = "x".repeat(MAX_ANSWER_BYTES);
+      reply = { status: 200, body: JSON.stringify({ text }), chunked };
+      const error = await failure();
+      expect(error).toMatchObject({ code: "AGENT_FAILED", retryable: false });
+      expect((error as Error).message).toMatch(/over 1048576 bytes/);
+      // Just under the limit is an ordinary answer.
+      reply = { status: 200, body: JSON.stringify({ text: text.slice(0, MAX_ANSWER_BYTES - 20) }), chunked };
+      expect(await createHttpAgent(url, 2_000)(message)).toEqual({
+        text: text.slice(0, MAX_ANSWER_BYTES - 20),
+      });
+    },
+  );
 
   it("retries when the runtime is unreachable", async () => {
     const error = await createHttpAgent("http://127.0.0.1:9/agent", 2_000)(message).catch((e: unknown) => e);

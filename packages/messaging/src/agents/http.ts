@@ -1,5 +1,7 @@
 import { z } from "zod";
-import { DeliveryError } from "../errors.js";
+import { DeliveryError, PayloadTooLargeError } from "../errors.js";
+import { MAX_ANSWER_BYTES } from "../limits.js";
+import { readAnswerText } from "../raw-body.js";
 import type { AgentHandler } from "./agent.js";
 
 const answerSchema = z.object({ text: z.string().nullable().optional() });
@@ -24,7 +26,18 @@ export function createHttpAgent(url: string, timeoutMs: number): AgentHandler {
       throw new DeliveryError("AGENT_FAILED", `Agent unreachable: ${reason}`, true, { cause: error });
     }
     if (response.status === 204) return null;
-    const body = await response.text().catch(() => "");
+    let body: string;
+    try {
+      body = await readAnswerText(response, MAX_ANSWER_BYTES);
+    } catch (error) {
+      if (!(error instanceof PayloadTooLargeError)) throw error;
+      // The same request would get the same oversized answer.
+      throw new DeliveryError(
+        "AGENT_FAILED",
+        `Agent answered ${response.status} with a body over ${MAX_ANSWER_BYTES} bytes`,
+        false,
+      );
+    }
     if (!response.ok) {
       const retryable = response.status >= 500 || response.status === 429;
       throw new DeliveryError(

@@ -1,4 +1,6 @@
-import { DeliveryError } from "../errors.js";
+import { DeliveryError, PayloadTooLargeError } from "../errors.js";
+import { MAX_ANSWER_BYTES } from "../limits.js";
+import { readAnswerText } from "../raw-body.js";
 
 /** What a chat product's API answered: the HTTP status, its Retry-After hint, and the body as JSON if it was. */
 export interface ApiAnswer {
@@ -28,7 +30,18 @@ export async function postJson(
   } catch (error) {
     throw new DeliveryError("SEND_FAILED", `${api} unreachable: ${describeError(error)}`, true);
   }
-  const text = await response.text().catch(() => "");
+  let text: string;
+  try {
+    text = await readAnswerText(response, MAX_ANSWER_BYTES);
+  } catch (error) {
+    if (!(error instanceof PayloadTooLargeError)) throw error;
+    // Whether the message went out cannot be read from such an answer; not retrying risks no second reply.
+    throw new DeliveryError(
+      "SEND_FAILED",
+      `${api} answered ${response.status} with a body over ${MAX_ANSWER_BYTES} bytes`,
+      false,
+    );
+  }
   let json: unknown;
   try {
     json = JSON.parse(text);

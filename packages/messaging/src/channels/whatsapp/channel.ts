@@ -1,6 +1,8 @@
 import type { Channel, OutboundReply } from "../../channel.js";
 import { splitIntoNumberedChunks } from "../../chunk.js";
 import { DeliveryError } from "../../errors.js";
+import { MAX_ANSWER_BYTES } from "../../limits.js";
+import { readAnswerText } from "../../raw-body.js";
 import { WHATSAPP_ROUTE } from "../routes.js";
 import { verifyWhatsAppHandshake } from "./handshake.js";
 import { parseWhatsAppDelivery } from "./parse.js";
@@ -80,7 +82,7 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): Channel 
 }
 
 async function graphErrorMessage(response: Response): Promise<string> {
-  const text = await response.text().catch(() => "");
+  const text = await readAnswerText(response, MAX_ANSWER_BYTES).catch(() => "(an answer too large to read)");
   try {
     const message = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
     if (typeof message === "string") return message.slice(0, 500);
