@@ -1,2 +1,3 @@
 export { ConfigError, type ConfigErrorDetails, isConfigError } from "./config-error.js";
 export { type Logger, type LogMethod, loggerOption, SILENT_LOGGER } from "./logger.js";
+export { readStreamWithin } from "./read-within.js";

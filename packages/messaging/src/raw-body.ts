@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import { readStreamWithin } from "@agent-platform/common";
 import { PayloadTooLargeError, RequestAbortedError } from "./errors.js";
 
 /**
@@ -71,25 +72,8 @@ async function readWebBody(message: Request | Response, limitBytes: number): Pro
   const declared = message.headers.get("content-length");
   if (declared !== null && Number(declared) > limitBytes) throw new PayloadTooLargeError(limitBytes);
   if (message.body === null) return new Uint8Array(0);
-  const reader = message.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limitBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw new PayloadTooLargeError(limitBytes);
-    }
-    chunks.push(value);
-  }
-  const body = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
+  const body = await readStreamWithin(message.body, limitBytes);
+  if (body === null) throw new PayloadTooLargeError(limitBytes);
   return body;
 }
 

@@ -1,3 +1,5 @@
+import { readStreamWithin } from "@agent-platform/common";
+
 /** Limits of every outbound request this package makes (JWKS, discovery). */
 export interface FetchLimits {
   /** The whole exchange, redirects and body included. */
@@ -47,28 +49,9 @@ async function readBounded(response: Response, limits: FetchLimits, where: strin
     await response.body?.cancel();
     throw tooLarge();
   }
-  const body = response.body;
-  if (body === null) return "";
-  // Counted chunk by chunk, so an endless or lying response is cut off at the cap, not buffered first.
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limits.maxBytes) {
-      await reader.cancel();
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
+  if (response.body === null) return "";
+  const bytes = await readStreamWithin(response.body, limits.maxBytes);
+  if (bytes === null) throw tooLarge();
   try {
     return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
