@@ -5,6 +5,15 @@ import type { ChannelRoute } from "./channels/routes.js";
  * folder under `channels/`.
  */
 
+/**
+ * The request headers a channel reads: a WHATWG `Headers` satisfies it, and so does the reader the webhook
+ * builds over a Node request (see `node-headers.ts`), which answers exactly as that `Headers` would. Names
+ * are looked up case-insensitively; repeated headers come back joined with ", ", as `Headers.get` joins them.
+ */
+export interface HeaderReader {
+  get(name: string): string | null;
+}
+
 /** Answer to a subscription handshake (`GET /{channel}/webhook`). */
 export type HandshakeResult =
   | { ok: true; challenge: string }
@@ -68,7 +77,7 @@ export interface Channel extends ChannelRoute {
    * True when the raw request really comes from the chat product (signature over the raw bytes). A
    * promise: the checks run on WebCrypto, whose operations are asynchronous on every runtime.
    */
-  authenticate(headers: Headers, rawBody: Uint8Array): Promise<boolean>;
+  authenticate(headers: HeaderReader, rawBody: Uint8Array): Promise<boolean>;
   /** Every message of a delivery; throws InvalidPayloadError for a body of the wrong shape. */
   parseDelivery(body: unknown): ParsedDelivery;
   /** Splits a reply into the messages the chat product accepts (length limit). */

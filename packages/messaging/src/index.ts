@@ -6,6 +6,7 @@ export { createHttpAgent } from "./agents/http.js";
 export type {
   Channel,
   HandshakeResult,
+  HeaderReader,
   InboundMedia,
   InboundMessage,
   OutboundReply,

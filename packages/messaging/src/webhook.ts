@@ -1,9 +1,10 @@
 import type { IncomingMessage } from "node:http";
 import type { Logger } from "@agent-platform/common";
-import type { Channel, ParsedDelivery } from "./channel.js";
+import type { Channel, HeaderReader, ParsedDelivery } from "./channel.js";
 import { InvalidPayloadError, PayloadTooLargeError } from "./errors.js";
 import type { InboxStore, InsertCounts } from "./inbox/store.js";
 import { boundMessages } from "./limits.js";
+import { nodeHeaderReader } from "./node-headers.js";
 import { readRawBody } from "./raw-body.js";
 
 /** Chat products' deliveries are a few KiB; the cap only has to stop abuse. */
@@ -15,8 +16,10 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
 /** A webhook request, framework-free: what any HTTP stack can hand over. */
 export interface WebhookRequest {
   method: string;
+  /** Read by the GET handshake only. */
   query: URLSearchParams;
-  headers: Headers;
+  /** A Fetch `Headers`, or anything that answers `get` as it would (see HeaderReader). */
+  headers: HeaderReader;
   /** The body exactly as received: signatures are computed over these bytes. */
   rawBody: Uint8Array;
 }
@@ -47,20 +50,28 @@ function errorResponse(status: number, errorCode: string, detail: string): Webho
 
 /**
  * Reads a Fetch `Request` into a WebhookRequest, at most MAX_WEBHOOK_BODY_BYTES of body. On
- * @hono/node-server pass the Node request as `incoming` (see readRawBody). Throws PayloadTooLargeError.
+ * @hono/node-server pass the Node request as `incoming`: the body (see readRawBody) and the headers (see
+ * nodeHeaderReader) are then read from it, sparing the adapter's WHATWG objects. Throws PayloadTooLargeError.
  */
 export async function readWebhookRequest(
   request: Request,
   incoming?: IncomingMessage | undefined,
 ): Promise<WebhookRequest> {
+  const { method, url } = request;
   const rawBody =
-    request.method === "GET" || request.method === "HEAD"
+    method === "GET" || method === "HEAD"
       ? new Uint8Array(0)
       : await readRawBody(request, MAX_WEBHOOK_BODY_BYTES, incoming);
+  let query: URLSearchParams | undefined;
   return {
-    method: request.method,
-    query: new URL(request.url).searchParams,
-    headers: request.headers,
+    method,
+    // Parsed on first read: only the GET handshake reads the query, and parsing the URL of every POST
+    // delivery cost a URL and a URLSearchParams for nothing.
+    get query() {
+      query ??= new URL(url).searchParams;
+      return query;
+    },
+    headers: incoming === undefined ? request.headers : nodeHeaderReader(incoming),
     rawBody,
   };
 }

@@ -4,7 +4,13 @@
  * Workers alike. Authentication is on WebCrypto, constant-time; parsing turns a delivery into the
  * messages the inbox stores. The channels of the package's root entry call these same functions.
  */
-export type { HandshakeResult, InboundMedia, InboundMessage, ParsedDelivery } from "../channel.js";
+export type {
+  HandshakeResult,
+  HeaderReader,
+  InboundMedia,
+  InboundMessage,
+  ParsedDelivery,
+} from "../channel.js";
 export { parseSlackDelivery } from "../channels/slack/parse.js";
 export { isValidSlackSignature, SLACK_MAX_CLOCK_SKEW_SECONDS } from "../channels/slack/signature.js";
 export { parseTelegramUpdate } from "../channels/telegram/parse.js";

@@ -1,3 +1,4 @@
+import type { HeaderReader } from "../../channel.js";
 import { hexBytes } from "../../hex.js";
 import { isHmacSha256 } from "../../secure-compare.js";
 
@@ -18,7 +19,7 @@ export function slackSignedPrefix(timestamp: string | number): string {
  * are all "not authentic".
  */
 export async function isValidSlackSignature(
-  headers: Headers,
+  headers: HeaderReader,
   rawBody: Uint8Array,
   signingSecret: string,
   nowMs: number,
