@@ -59,3 +59,69 @@ describe("per-message limits", () => {
     expect(rejected[1]?.from).toHaveLength(MESSAGE_LIMITS.maxKeyLength);
   });
 });
+
+/** The walk as it was before it was made allocation-light: the reference the new one must agree with. */
+function referenceViolation(value: InboundMessage): string | undefined {
+  const { maxKeyLength, maxMessageBytes, maxDepth, maxStringLength } = MESSAGE_LIMITS;
+  for (const [field, text] of [
+    ["id", value.id],
+    ["account", value.accountId],
+    ["sender", value.from],
+    ["type", value.type],
+  ] as const) {
+    if (text.length > maxKeyLength) {
+      return `Message ${field} is ${text.length} characters long; the limit is ${maxKeyLength}`;
+    }
+  }
+  const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const { value: node, depth } = item;
+    if (typeof node === "string") {
+      if (node.length > maxStringLength) {
+        return `Message has a string of ${node.length} characters; the limit is ${maxStringLength}`;
+      }
+      continue;
+    }
+    if (typeof node !== "object" || node === null) continue;
+    if (depth > maxDepth) return `Message is nested deeper than ${maxDepth} levels`;
+    if (Array.isArray(node)) {
+      for (const element of node) stack.push({ value: element, depth: depth + 1 });
+      continue;
+    }
+    for (const [key, element] of Object.entries(node)) {
+      stack.push({ value: key, depth });
+      stack.push({ value: element, depth: depth + 1 });
+    }
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(value));
+  if (bytes > maxMessageBytes) return `Message is ${bytes} bytes; the limit is ${maxMessageBytes}`;
+  return undefined;
+}
+
+describe("per-message limits: the allocation-light walk decides as the original one", () => {
+  const huge = "y".repeat(MESSAGE_LIMITS.maxStringLength + 1);
+  const hugeKey = "k".repeat(MESSAGE_LIMITS.maxStringLength + 2);
+  const long = "x".repeat(MESSAGE_LIMITS.maxKeyLength + 1);
+  const inherited = Object.create({ [huge]: huge }) as Record<string, unknown>;
+  inherited.own = "fine";
+  const cases: [string, InboundMessage][] = [
+    ["a typical message", message({ from: "491", id: "wamid.1", text: { body: "hello" }, type: "text" })],
+    ["deep, then a long string", message({ deep: nested(40), text: huge })],
+    ["a long string, then deep", message({ text: huge, deep: nested(40) })],
+    ["a long key and a long value", message({ [hugeKey]: huge })],
+    ["a long key beside a deep value", message({ a: nested(40), [hugeKey]: 1 })],
+    ["array elements of several violations", message([huge, nested(40), [hugeKey], { [hugeKey]: 1 }])],
+    // biome-ignore lint/suspicious/noSparseArray: the hole is what is tested
+    ["an array with holes", message([1, , huge])],
+    ["integer-like keys (enumerated first)", message({ b: huge, 2: nested(40), 1: "x" })],
+    ["inherited enumerable keys are not the message's", message(inherited)],
+    ["a too-long id and sender together", message({ text: huge }, { id: long, from: long })],
+    ["a too-long type only", message({}, { type: long })],
+    ["exactly at every limit", message({ s: "z".repeat(MESSAGE_LIMITS.maxStringLength), n: nested(31) })],
+    ["over the byte limit", message({ parts: Array.from({ length: 3 }, () => "é".repeat(45_000)) })],
+    ["nested 100,000 levels", message(nested(100_000))],
+  ];
+  it.each(cases)("%s", (_label, value) => {
+    expect(limitViolation(value)).toBe(referenceViolation(value));
+  });
+});

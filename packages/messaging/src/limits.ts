@@ -51,34 +51,45 @@ export function boundMessages(messages: readonly InboundMessage[]): {
 
 /** What is wrong with `message`, or undefined when it is within every limit. */
 export function limitViolation(message: InboundMessage): string | undefined {
-  const { maxKeyLength, maxMessageBytes } = MESSAGE_LIMITS;
-  for (const [field, value] of [
-    ["id", message.id],
-    ["account", message.accountId],
-    ["sender", message.from],
-    ["type", message.type],
-  ] as const) {
-    if (value.length > maxKeyLength) {
-      return `Message ${field} is ${value.length} characters long; the limit is ${maxKeyLength}`;
-    }
-  }
+  const keyViolation =
+    keyLengthViolation("id", message.id) ??
+    keyLengthViolation("account", message.accountId) ??
+    keyLengthViolation("sender", message.from) ??
+    keyLengthViolation("type", message.type);
+  if (keyViolation !== undefined) return keyViolation;
   const shape = shapeViolation(message);
   if (shape !== undefined) return shape;
   // Safe now: the depth is bounded, so JSON.stringify cannot overflow the stack.
+  const { maxMessageBytes } = MESSAGE_LIMITS;
   const bytes = Buffer.byteLength(JSON.stringify(message));
   if (bytes > maxMessageBytes) return `Message is ${bytes} bytes; the limit is ${maxMessageBytes}`;
   return undefined;
 }
 
+/** Checked field by field rather than over a table of pairs, which cost five arrays per message. */
+function keyLengthViolation(field: string, value: string): string | undefined {
+  const { maxKeyLength } = MESSAGE_LIMITS;
+  if (value.length <= maxKeyLength) return undefined;
+  return `Message ${field} is ${value.length} characters long; the limit is ${maxKeyLength}`;
+}
+
 /**
  * Depth and string lengths of everything in the message, walked with an explicit stack (no recursion, so
  * no stack overflow) that stops descending at the first level past the limit.
+ *
+ * It runs on every message of every delivery, so the stack is two parallel arrays (value, depth) rather
+ * than an object per node, and an object's keys are read with for...in and an own-property check rather
+ * than `Object.entries`, which allocated an array per key. The visiting order is the one the walk always
+ * had (each key pushed just before its value, popped last in, first out), so a message that breaks
+ * several limits still reports the same one.
  */
 function shapeViolation(message: InboundMessage): string | undefined {
   const { maxDepth, maxStringLength } = MESSAGE_LIMITS;
-  const stack: { value: unknown; depth: number }[] = [{ value: message, depth: 0 }];
-  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
-    const { value, depth } = item;
+  const values: unknown[] = [message];
+  const depths: number[] = [0];
+  while (values.length > 0) {
+    const value = values.pop();
+    const depth = depths.pop() as number;
     if (typeof value === "string") {
       if (value.length > maxStringLength) {
         return `Message has a string of ${value.length} characters; the limit is ${maxStringLength}`;
@@ -89,12 +100,19 @@ function shapeViolation(message: InboundMessage): string | undefined {
     // The normalised message is level 0, so `raw` (the chat product's message) is level 1.
     if (depth > maxDepth) return `Message is nested deeper than ${maxDepth} levels`;
     if (Array.isArray(value)) {
-      for (const element of value) stack.push({ value: element, depth: depth + 1 });
+      // By index: a hole reads as undefined, as the array iterator yields it.
+      for (let index = 0; index < value.length; index++) {
+        values.push(value[index]);
+        depths.push(depth + 1);
+      }
       continue;
     }
-    for (const [key, element] of Object.entries(value)) {
-      stack.push({ value: key, depth });
-      stack.push({ value: element, depth: depth + 1 });
+    const object = value as Record<string, unknown>;
+    // Own enumerable string keys in Object.entries' order; inherited enumerable keys are skipped.
+    for (const key in object) {
+      if (!Object.hasOwn(object, key)) continue;
+      values.push(key, object[key]);
+      depths.push(depth, depth + 1);
     }
   }
   return undefined;
