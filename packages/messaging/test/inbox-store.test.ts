@@ -52,6 +52,20 @@ describe.each(DATABASES)("inbox store on $name", ({ fresh }) => {
     });
   });
 
+  it("stores U+0000 as U+FFFD and backslashes before u0000 as they are, and dedupes such ids", async () => {
+    const text = "nul:\u0000 text:\\u0000 escaped:\\\\u0000 odd:\\\u0000";
+    const id = "wamid.\\u0000\u0000";
+    const stored = { ...message(id), text, raw: { text, "key\\u0000": 1 } };
+    expect(await store.insert("whatsapp", [stored])).toEqual({ received: 1, duplicates: 0 });
+    expect(await store.insert("whatsapp", [stored])).toEqual({ received: 0, duplicates: 1 });
+    const [row] = await sql<{ message_id: string; message: InboundMessage }[]>`
+      SELECT message_id, message FROM messaging.inbox WHERE channel = 'whatsapp'`;
+    const replaced = text.replaceAll("\u0000", "\uFFFD");
+    expect(row?.message_id).toBe("wamid.\\u0000\uFFFD");
+    expect(row?.message.text).toBe(replaced);
+    expect(row?.message.raw).toEqual({ text: replaced, "key\\u0000": 1 });
+  });
+
   it("does not hand out a leased row, reclaims it after the lease expires, and ignores the old lease", async () => {
     await store.insert("whatsapp", [message("leased")]);
     const [first] = await store.claim("whatsapp", 10, 300);

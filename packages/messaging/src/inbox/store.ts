@@ -139,7 +139,7 @@ export class InboxStore {
         (channel, message_id, account_id, sender, message_type, message, status, last_error)
       SELECT r->>'channel', r->>'key', r->>'accountId', r->>'from', r->>'type', r->'message', r->>'status',
              r->>'reason'
-      FROM jsonb_array_elements(${JSON.stringify(rows, withoutNul)}::text::jsonb) AS r
+      FROM jsonb_array_elements(${jsonWithoutNul(rows)}::text::jsonb) AS r
       ON CONFLICT (channel, message_id) DO NOTHING
       RETURNING channel, message_id, status, pg_notify(${INBOX_NOTIFY_CHANNEL}, channel)
     `;
@@ -199,7 +199,7 @@ export class InboxStore {
   async saveReply(lease: ClaimedMessage, parts: string[], leaseMs: number): Promise<boolean> {
     return this.updateLeased(
       lease,
-      this.sql`reply_parts = ${JSON.stringify(parts, withoutNul)}::text::jsonb, ${this.leaseFor(leaseMs)}`,
+      this.sql`reply_parts = ${jsonWithoutNul(parts)}::text::jsonb, ${this.leaseFor(leaseMs)}`,
     );
   }
 
@@ -308,9 +308,23 @@ function rowKey(channel: string, key: string): string {
 }
 
 /**
- * PostgreSQL's jsonb cannot hold U+0000; a message containing it would be refused with 503 on every
- * redelivery (and a reply containing it could never be saved), so U+FFFD is stored instead.
+ * `value` as JSON text, with U+0000 in its strings replaced as withoutNul replaces it: byte for byte what
+ * `JSON.stringify(value, withoutNul)` gives. A replacer function takes JSON.stringify off its fast path
+ * (a second walk of every delivery's messages on the acknowledgement path), and nearly no text has a NUL
+ * to replace; so the text is made without it, and only when it holds a `\u0000` escape (JSON.stringify
+ * writes U+0000 as exactly that, and a string holding the six characters `\u0000` as `\\u0000`, which
+ * also matches here) is it made again with the replacer. A false match only costs the second pass.
  */
-function withoutNul(_key: string, value: unknown): unknown {
+export function jsonWithoutNul(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text.includes("\\u0000") ? JSON.stringify(value, withoutNul) : text;
+}
+
+/**
+ * PostgreSQL's jsonb cannot hold U+0000; a message containing it would be refused with 503 on every
+ * redelivery (and a reply containing it could never be saved), so U+FFFD is stored instead. A replacer
+ * sees values only: a U+0000 in an object key is left as it is.
+ */
+export function withoutNul(_key: string, value: unknown): unknown {
   return typeof value === "string" ? value.replaceAll("\u0000", "\uFFFD") : value;
 }
