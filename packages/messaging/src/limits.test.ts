@@ -120,8 +120,47 @@ describe("per-message limits: the allocation-light walk decides as the original 
     ["exactly at every limit", message({ s: "z".repeat(MESSAGE_LIMITS.maxStringLength), n: nested(31) })],
     ["over the byte limit", message({ parts: Array.from({ length: 3 }, () => "é".repeat(45_000)) })],
     ["nested 100,000 levels", message(nested(100_000))],
+    // The byte limit: cases where the walk's upper bound is above the limit, and where it cannot see.
+    ["long plain strings, within the bytes but not the bound", message({ a: "a".repeat(60_000) })],
+    [
+      "escapes that make the text 6 times the string",
+      message(Array.from({ length: 5 }, () => "\u0001".repeat(9_000))),
+    ],
+    ["numbers of the longest form", message(Array.from({ length: 11_000 }, () => -1.2345678901234567e-308))],
+    ["a toJSON that writes more than the walk sees", message({ big: { toJSON: () => "t".repeat(300_000) } })],
+    [
+      "a Date and a class instance",
+      message({
+        when: new Date(0),
+        box: new (class Box {
+          n = 1;
+        })(),
+      }),
+    ],
+    ["a boxed string", message({ text: Object("x".repeat(1_000)) })],
   ];
   it.each(cases)("%s", (_label, value) => {
     expect(limitViolation(value)).toBe(referenceViolation(value));
+  });
+
+  // With this seed, 25 of the 60 messages are over the byte limit and 35 within it.
+  it("agrees on random messages around the byte limit", () => {
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const alphabet = ["a", "é", "✓", "😀", "\u0000", "\u001f", '"', "\\", "\ud800"];
+    const text = (length: number) =>
+      Array.from({ length }, () => alphabet[Math.floor(random() * alphabet.length)]).join("");
+    for (let round = 0; round < 60; round++) {
+      const parts = Array.from({ length: 1 + Math.floor(random() * 8) }, () =>
+        random() < 0.2
+          ? random() * 1e300
+          : { [text(3)]: text(Math.floor(random() * 40_000)), n: [null, true] },
+      );
+      const value = message(parts);
+      expect(limitViolation(value)).toBe(referenceViolation(value));
+    }
   });
 });

@@ -57,10 +57,12 @@ export function limitViolation(message: InboundMessage): string | undefined {
     keyLengthViolation("sender", message.from) ??
     keyLengthViolation("type", message.type);
   if (keyViolation !== undefined) return keyViolation;
-  const shape = shapeViolation(message);
-  if (shape !== undefined) return shape;
-  // Safe now: the depth is bounded, so JSON.stringify cannot overflow the stack.
+  const shape = measureShape(message);
+  if (shape.violation !== undefined) return shape.violation;
   const { maxMessageBytes } = MESSAGE_LIMITS;
+  // Within the limit for certain: the JSON text is not made at all (it is made again when stored).
+  if (shape.jsonBytesAtMost <= maxMessageBytes) return undefined;
+  // Safe now: the depth is bounded, so JSON.stringify cannot overflow the stack.
   const bytes = Buffer.byteLength(JSON.stringify(message));
   if (bytes > maxMessageBytes) return `Message is ${bytes} bytes; the limit is ${maxMessageBytes}`;
   return undefined;
@@ -74,8 +76,31 @@ function keyLengthViolation(field: string, value: string): string | undefined {
 }
 
 /**
+ * Upper bounds on the UTF-8 bytes JSON.stringify writes for a value: a UTF-16 code unit of a string is at
+ * most 6 bytes (`\uXXXX`; unescaped it is at most 3), plus the quotes; a number at most 25 characters
+ * (`-1.2345678901234567e-308`, `-0.0000012345678901234567`), counted as 32; `false`, `null` and what
+ * becomes `null` or is left out at most 5.
+ */
+const STRING_QUOTES_BYTES = 2;
+const STRING_UNIT_BYTES_AT_MOST = 6;
+const NUMBER_BYTES_AT_MOST = 32;
+const OTHER_BYTES_AT_MOST = 5;
+
+/**
+ * A message's shape: the first violation of its depth or string-length limits, and an upper bound on the
+ * UTF-8 bytes of its JSON text (Infinity where JSON.stringify could write something the walk does not
+ * see: a `toJSON` method, an object other than a plain object or array, a bigint, which makes it throw).
+ */
+interface Shape {
+  violation: string | undefined;
+  jsonBytesAtMost: number;
+}
+
+/**
  * Depth and string lengths of everything in the message, walked with an explicit stack (no recursion, so
- * no stack overflow) that stops descending at the first level past the limit.
+ * no stack overflow) that stops descending at the first level past the limit; on the way it adds up an
+ * upper bound on the bytes of the message's JSON, so that a message well within the byte limit (nearly
+ * all) need not be stringified just to be measured.
  *
  * It runs on every message of every delivery, so the stack is two parallel arrays (value, depth) rather
  * than an object per node, and an object's keys are read with for...in and an own-property check rather
@@ -83,28 +108,47 @@ function keyLengthViolation(field: string, value: string): string | undefined {
  * had (each key pushed just before its value, popped last in, first out), so a message that breaks
  * several limits still reports the same one.
  */
-function shapeViolation(message: InboundMessage): string | undefined {
+function measureShape(message: InboundMessage): Shape {
   const { maxDepth, maxStringLength } = MESSAGE_LIMITS;
   const values: unknown[] = [message];
   const depths: number[] = [0];
+  let bytes = 0;
   while (values.length > 0) {
     const value = values.pop();
     const depth = depths.pop() as number;
     if (typeof value === "string") {
       if (value.length > maxStringLength) {
-        return `Message has a string of ${value.length} characters; the limit is ${maxStringLength}`;
+        return violation(
+          `Message has a string of ${value.length} characters; the limit is ${maxStringLength}`,
+        );
       }
+      bytes += STRING_QUOTES_BYTES + STRING_UNIT_BYTES_AT_MOST * value.length;
       continue;
     }
-    if (typeof value !== "object" || value === null) continue;
+    if (typeof value === "number") {
+      bytes += NUMBER_BYTES_AT_MOST;
+      continue;
+    }
+    if (typeof value === "bigint") {
+      bytes = Number.POSITIVE_INFINITY;
+      continue;
+    }
+    if (typeof value !== "object" || value === null) {
+      bytes += OTHER_BYTES_AT_MOST;
+      continue;
+    }
     // The normalised message is level 0, so `raw` (the chat product's message) is level 1.
-    if (depth > maxDepth) return `Message is nested deeper than ${maxDepth} levels`;
+    if (depth > maxDepth) return violation(`Message is nested deeper than ${maxDepth} levels`);
+    if (!isPlainData(value)) bytes = Number.POSITIVE_INFINITY;
+    // Brackets, and a comma (or colon) per element; an object's key is a string pushed on its own.
+    bytes += 2;
     if (Array.isArray(value)) {
       // By index: a hole reads as undefined, as the array iterator yields it.
       for (let index = 0; index < value.length; index++) {
         values.push(value[index]);
         depths.push(depth + 1);
       }
+      bytes += value.length;
       continue;
     }
     const object = value as Record<string, unknown>;
@@ -113,9 +157,22 @@ function shapeViolation(message: InboundMessage): string | undefined {
       if (!Object.hasOwn(object, key)) continue;
       values.push(key, object[key]);
       depths.push(depth, depth + 1);
+      bytes += 2;
     }
   }
-  return undefined;
+  return { violation: undefined, jsonBytesAtMost: bytes };
+}
+
+function violation(reason: string): Shape {
+  return { violation: reason, jsonBytesAtMost: Number.POSITIVE_INFINITY };
+}
+
+/** An array or a plain object without `toJSON`: JSON.stringify writes exactly what the walk visits. */
+function isPlainData(value: object): boolean {
+  if (typeof (value as { toJSON?: unknown }).toJSON === "function") return false;
+  if (Array.isArray(value)) return true;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
 }
 
 function rejectionOf(message: InboundMessage, reason: string): RejectedMessage {
