@@ -143,6 +143,8 @@ function medianResult(rounds: LoadResult[]): LoadResult {
     non2xx: rounds.reduce((sum, r) => sum + r.non2xx, 0),
     errors: rounds.reduce((sum, r) => sum + r.errors, 0),
     serverCpuUsPerRequest: m((r) => r.serverCpuUsPerRequest),
+    loadGeneratorCpuUsPerRequest: m((r) => r.loadGeneratorCpuUsPerRequest),
+    databaseCpuUsPerRequest: m((r) => r.databaseCpuUsPerRequest),
   };
 }
 

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { createInterface } from "node:readline";
 import autocannon from "autocannon";
@@ -95,6 +95,58 @@ export function processCpuUs(pid: number): number | null {
   }
 }
 
+/**
+ * CPU time of every PostgreSQL process on the machine (postmaster, backends, WAL writer, checkpointer), in µs,
+ * from /proc; null where /proc is not available. On a machine that runs nothing else against the database
+ * during a measurement, its difference over the measurement is the database's share of the work.
+ */
+export function postgresCpuUs(): number | null {
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return null;
+  }
+  let total = 0;
+  for (const pid of pids) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() !== "postgres") continue;
+    } catch {
+      continue; // gone meanwhile
+    }
+    total += processCpuUs(Number(pid)) ?? 0;
+  }
+  return total;
+}
+
+/**
+ * Requests made ahead of a measurement (e.g. signed webhook deliveries), so that the load generator, which shares
+ * the machine's two cores with the server and the database, spends its measured time sending rather than
+ * signing. Past the prepared ones, `next()` makes them on the fly and counts them in `madeLate`.
+ */
+export class PreparedRequests<T> {
+  private readonly prepared: (T | undefined)[];
+  private index = 0;
+  madeLate = 0;
+
+  constructor(
+    private readonly make: () => T,
+    count: number,
+  ) {
+    this.prepared = Array.from({ length: count }, make);
+  }
+
+  next(): T {
+    const prepared = this.prepared[this.index];
+    if (prepared === undefined) {
+      this.madeLate++;
+      return this.make();
+    }
+    this.prepared[this.index++] = undefined; // sent: let it go
+    return prepared;
+  }
+}
+
 export interface LoadOptions {
   url: string;
   method?: "GET" | "POST";
@@ -103,7 +155,7 @@ export interface LoadOptions {
   connections: number;
   headers?: Record<string, string>;
   /** Called before every request: the headers (and body) that request carries. */
-  perRequest?: () => { headers: Record<string, string>; body?: string };
+  perRequest?: () => { headers: Record<string, string>; body?: string | Buffer };
   /** The server's pid, to charge it its CPU time per request. */
   serverPid?: number;
 }
@@ -117,6 +169,10 @@ export interface LoadResult {
   errors: number;
   /** Server process CPU per 2xx response, µs (null without /proc). */
   serverCpuUsPerRequest: number | null;
+  /** The bench process's CPU (the load generator's) per 2xx response, µs. */
+  loadGeneratorCpuUsPerRequest: number | null;
+  /** PostgreSQL's CPU (all its processes) per 2xx response, µs (null without /proc). */
+  databaseCpuUsPerRequest: number | null;
 }
 
 function options(load: LoadOptions, durationSeconds: number): autocannon.Options {
@@ -150,9 +206,14 @@ function options(load: LoadOptions, durationSeconds: number): autocannon.Options
 export async function runLoad(load: LoadOptions): Promise<LoadResult> {
   if (load.warmupSeconds > 0) await autocannon(options(load, load.warmupSeconds));
   const cpuBefore = load.serverPid === undefined ? null : processCpuUs(load.serverPid);
+  const benchBefore = process.cpuUsage();
+  const databaseBefore = postgresCpuUs();
   const result = await autocannon(options(load, load.durationSeconds));
   const cpuAfter = load.serverPid === undefined ? null : processCpuUs(load.serverPid);
+  const bench = process.cpuUsage(benchBefore);
+  const databaseAfter = postgresCpuUs();
   const ok = result["2xx"];
+  const perOk = (us: number | null) => (us === null || ok === 0 ? null : us / ok);
   return {
     requestsPerSecond: ok / result.duration,
     latencyP50Ms: result.latency.p50,
@@ -160,7 +221,10 @@ export async function runLoad(load: LoadOptions): Promise<LoadResult> {
     requests: ok,
     non2xx: result.non2xx,
     errors: result.errors,
-    serverCpuUsPerRequest:
-      cpuBefore === null || cpuAfter === null || ok === 0 ? null : (cpuAfter - cpuBefore) / ok,
+    serverCpuUsPerRequest: perOk(cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore),
+    loadGeneratorCpuUsPerRequest: perOk(bench.user + bench.system),
+    databaseCpuUsPerRequest: perOk(
+      databaseBefore === null || databaseAfter === null ? null : databaseAfter - databaseBefore,
+    ),
   };
 }
