@@ -90,6 +90,58 @@ describe.each(DATABASES)("group commit of the inbox on $name", ({ fresh }) => {
       { received: 1, duplicates: 0 },
     ]);
   });
+
+  it("stores text jsonb refuses (U+0000, unpaired surrogates, in keys and values) as U+FFFD, its batch-mates untouched", async () => {
+    const store = new RecordingStore(sql, async () => {}, BOUNDS);
+    const hostile = (id: string): InboundMessage => ({
+      ...message(id),
+      text: "a\ud800b\u0000",
+      raw: { ["k\u0000"]: "\udc00", "\udbff": ["\ud83d\ude00", "x\u0000"] },
+    });
+    const ids = Array.from({ length: 60 }, (_, i) => `m${i}`);
+    const answers = await Promise.all(
+      ids.map((id, i) => store.insert("whatsapp", [i % 10 === 3 ? hostile(`${id}\ud800`) : message(id)])),
+    );
+    expect(answers).toEqual(ids.map(() => ({ received: 1, duplicates: 0 })));
+    expect(store.batches.some((batch) => batch.length > 1)).toBe(true);
+    const rows = await sql<{ message_id: string; message: InboundMessage }[]>`
+      SELECT message_id, message FROM messaging.inbox WHERE message_id = ${"m3\uFFFD"}`;
+    expect(rows[0]?.message_id).toBe("m3\uFFFD");
+    expect(rows[0]?.message.text).toBe("a\uFFFDb\uFFFD");
+    expect(rows[0]?.message.raw).toEqual({ "k\uFFFD": "\uFFFD", "\uFFFD": ["\ud83d\ude00", "x\uFFFD"] });
+    // The same hostile id again is a duplicate of what was stored, not a second row.
+    expect(await store.insert("whatsapp", [hostile("m3\ud800")])).toEqual({ received: 0, duplicates: 1 });
+  });
+
+  it("fails only the deliveries PostgreSQL refuses for their content, storing the others of their batch", async () => {
+    // A constraint stands in for whatever content the database may refuse that the store cannot foresee.
+    await sql`ALTER TABLE messaging.inbox ADD CONSTRAINT no_poison CHECK (message_id NOT LIKE 'poison%')`;
+    const store = new RecordingStore(sql, async () => {}, BOUNDS);
+    const ids = Array.from({ length: 120 }, (_, i) => (i % 17 === 5 ? `poison${i}` : `good${i}`));
+    const outcomes = await Promise.allSettled(
+      ids.map((id) => store.insert("whatsapp", [message(id), message(`${id}-second`)])),
+    );
+    ids.forEach((id, i) => {
+      const outcome = outcomes[i];
+      if (id.startsWith("poison")) {
+        expect(outcome?.status).toBe("rejected");
+        expect((outcome as PromiseRejectedResult).reason).toMatchObject({ code: "23514" });
+      } else {
+        expect(outcome).toEqual({ status: "fulfilled", value: { received: 2, duplicates: 0 } });
+      }
+    });
+    // Refused deliveries shared batches with good ones, and nothing of a refused delivery was stored.
+    expect(
+      store.batches.some(
+        (batch) => batch.length > 1 && batch.some((d) => d.messages[0]?.id.startsWith("poison")),
+      ),
+    ).toBe(true);
+    const [counted] = await sql<{ good: number; poison: number }[]>`
+      SELECT count(*) FILTER (WHERE message_id LIKE 'good%')::int AS good,
+             count(*) FILTER (WHERE message_id LIKE 'poison%')::int AS poison
+      FROM messaging.inbox`;
+    expect(counted).toEqual({ good: 2 * ids.filter((id) => id.startsWith("good")).length, poison: 0 });
+  });
 });
 
 describe.skipIf(!TEST_DATABASE_URL)("group commit of the inbox on PostgreSQL when the backend dies", () => {

@@ -2,6 +2,7 @@ import type { Sql } from "postgres";
 import type { InboundMessage } from "../channel.js";
 import type { RejectedMessage } from "../limits.js";
 import { GroupCommit, type GroupCommitOptions } from "./group-commit.js";
+import { jsonForPostgres, textForPostgres } from "./postgres-text.js";
 import { INBOX_NOTIFY_CHANNEL } from "./wakeup.js";
 
 export const INBOX_STATUSES = ["pending", "processing", "done", "failed", "rejected"] as const;
@@ -62,7 +63,7 @@ export type GroupCommitBounds = Pick<
  */
 export class InboxStore {
   private schemaReady: Promise<void> | undefined;
-  private readonly groupCommit: GroupCommit<DeliveryWrite, InsertCounts> | undefined;
+  private readonly groupCommit: GroupCommit<DeliveryWrite, InsertCounts | Error> | undefined;
 
   /**
    * `prepareSchema` (the inbox migrations) runs before the first operation and again after a failure, so
@@ -78,7 +79,7 @@ export class InboxStore {
     if (groupCommit !== undefined) {
       this.groupCommit = new GroupCommit({
         ...groupCommit,
-        commit: (deliveries) => this.insertDeliveries(deliveries),
+        commit: (deliveries) => this.insertIsolatingRefused(deliveries),
         sizeOf: (delivery) => delivery.messages.length + delivery.rejected.length,
       });
     }
@@ -105,8 +106,43 @@ export class InboxStore {
     rejected: readonly RejectedMessage[] = [],
   ): Promise<InsertCounts> {
     const delivery = { channel, messages, rejected };
-    if (this.groupCommit !== undefined) return this.groupCommit.submit(delivery);
+    if (this.groupCommit !== undefined) {
+      return this.groupCommit.submit(delivery).then((outcome) => {
+        if (outcome instanceof Error) throw outcome;
+        return outcome;
+      });
+    }
     return this.insertDeliveries([delivery]).then((counts) => counts[0] as InsertCounts);
+  }
+
+  /**
+   * Stores a batch of deliveries as insertDeliveries does; when PostgreSQL refuses the batch for what one of
+   * them holds (a data or constraint error: nothing was committed), stores each half again on its own, down
+   * to the delivery it refuses, which gets its error while the others are stored. One bad delivery must not
+   * fail the deliveries that happened to share its commit, again on each of their redeliveries. Any other
+   * error (the database is gone, a timeout) fails the whole batch, as a commit of one would have failed.
+   */
+  private async insertIsolatingRefused(
+    deliveries: readonly DeliveryWrite[],
+  ): Promise<(InsertCounts | Error)[]> {
+    try {
+      return await this.insertDeliveries(deliveries);
+    } catch (error) {
+      if (!isRefusedForContent(error)) throw error;
+      if (deliveries.length === 1) return [error];
+      const middle = Math.ceil(deliveries.length / 2);
+      const halves = [deliveries.slice(0, middle), deliveries.slice(middle)];
+      const outcomes: (InsertCounts | Error)[] = [];
+      // In order, so the first occurrence of a key is still the one stored.
+      for (const half of halves) {
+        outcomes.push(
+          ...(await this.insertIsolatingRefused(half).catch((failure: unknown) =>
+            half.map(() => (failure instanceof Error ? failure : new Error(String(failure)))),
+          )),
+        );
+      }
+      return outcomes;
+    }
   }
 
   /**
@@ -139,7 +175,7 @@ export class InboxStore {
         (channel, message_id, account_id, sender, message_type, message, status, last_error)
       SELECT r->>'channel', r->>'key', r->>'accountId', r->>'from', r->>'type', r->'message', r->>'status',
              r->>'reason'
-      FROM jsonb_array_elements(${jsonWithoutNul(rows)}::text::jsonb) AS r
+      FROM jsonb_array_elements(${jsonForPostgres(rows)}::text::jsonb) AS r
       ON CONFLICT (channel, message_id) DO NOTHING
       RETURNING channel, message_id, status, pg_notify(${INBOX_NOTIFY_CHANNEL}, channel)
     `;
@@ -199,7 +235,7 @@ export class InboxStore {
   async saveReply(lease: ClaimedMessage, parts: string[], leaseMs: number): Promise<boolean> {
     return this.updateLeased(
       lease,
-      this.sql`reply_parts = ${jsonWithoutNul(parts)}::text::jsonb, ${this.leaseFor(leaseMs)}`,
+      this.sql`reply_parts = ${jsonForPostgres(parts)}::text::jsonb, ${this.leaseFor(leaseMs)}`,
     );
   }
 
@@ -302,29 +338,18 @@ function rowsOf(delivery: DeliveryWrite): InboxRow[] {
   ];
 }
 
-/** A row's primary key as the database stores it (see withoutNul), so returned rows map back to their owner. */
+/** A row's primary key as the database stores it (see postgres-text.ts), so returned rows map back to their owner. */
 function rowKey(channel: string, key: string): string {
-  return JSON.stringify([withoutNul("", channel), withoutNul("", key)]);
+  return JSON.stringify([textForPostgres(channel), textForPostgres(key)]);
 }
 
 /**
- * `value` as JSON text, with U+0000 in its strings replaced as withoutNul replaces it: byte for byte what
- * `JSON.stringify(value, withoutNul)` gives. A replacer function takes JSON.stringify off its fast path
- * (a second walk of every delivery's messages on the acknowledgement path), and nearly no text has a NUL
- * to replace; so the text is made without it, and only when it holds a `\u0000` escape (JSON.stringify
- * writes U+0000 as exactly that, and a string holding the six characters `\u0000` as `\\u0000`, which
- * also matches here) is it made again with the replacer. A false match only costs the second pass.
+ * SQLSTATE classes of an error caused by the statement's data rather than the database's state: 22 (data
+ * exception, e.g. text jsonb refuses), 23 (integrity constraint violation), 54 (program limit exceeded, e.g.
+ * an index row too large).
  */
-export function jsonWithoutNul(value: unknown): string {
-  const text = JSON.stringify(value);
-  return text.includes("\\u0000") ? JSON.stringify(value, withoutNul) : text;
-}
-
-/**
- * PostgreSQL's jsonb cannot hold U+0000; a message containing it would be refused with 503 on every
- * redelivery (and a reply containing it could never be saved), so U+FFFD is stored instead. A replacer
- * sees values only: a U+0000 in an object key is left as it is.
- */
-export function withoutNul(_key: string, value: unknown): unknown {
-  return typeof value === "string" ? value.replaceAll("\u0000", "\uFFFD") : value;
+function isRefusedForContent(error: unknown): error is Error {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" && /^(22|23|54)[0-9A-Z]{3}$/.test(code);
 }
