@@ -1,4 +1,6 @@
+import { once } from "node:events";
 import { request as httpRequest } from "node:http";
+import { connect } from "node:net";
 import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type JwtRbacVariables, jwtRbac } from "../src/hono/index.js";
@@ -109,6 +111,33 @@ describe("Hono adapter: where the headers come from", () => {
     const token = await sign({ sub: "u2" }, "HS256", keys.hsSecret);
     const response = await get({ cookie: `other=1; access_token=${token}` });
     expect(response).toEqual({ status: 200, body: JSON.stringify({ user: "u2" }) });
+  });
+
+  /** Header lines exactly as given, over a raw socket: node:http would join repeated Cookie lines itself. */
+  async function rawGet(headerLines: string[]): Promise<number> {
+    const { port } = new URL(server.url);
+    const socket = connect(Number(port), "127.0.0.1");
+    await once(socket, "connect");
+    socket.end(
+      `GET /me HTTP/1.1\r\nHost: 127.0.0.1\r\n${headerLines.join("\r\n")}\r\nConnection: close\r\n\r\n`,
+    );
+    let answer = "";
+    socket.setEncoding("utf8");
+    for await (const chunk of socket) answer += chunk;
+    return Number(answer.split(" ")[1]);
+  }
+
+  it("joins repeated Cookie headers with '; ' as the Fetch Headers does, so the token cookie keeps its value", async () => {
+    const token = await sign({ sub: "u4" }, "HS256", keys.hsSecret);
+    // Joined with ", " the token's value would run on into the next cookie: "<token>, other=1".
+    expect(await rawGet([`Cookie: access_token=${token}`, "Cookie: other=1"])).toBe(200);
+    const fetchHeaders = await app.request("/me", {
+      headers: [
+        ["cookie", `access_token=${token}`],
+        ["cookie", "other=1"],
+      ],
+    });
+    expect(fetchHeaders.status).toBe(200);
   });
 
   it("falls back to the Fetch request's headers off Node (app.request, no c.env.incoming)", async () => {

@@ -6,13 +6,12 @@ import type { ChannelRoute } from "./channels/routes.js";
  */
 
 /**
- * The request headers a channel reads: a WHATWG `Headers` satisfies it, and so does the reader the webhook
- * builds over a Node request (see `node-headers.ts`), which answers exactly as that `Headers` would. Names
- * are looked up case-insensitively; repeated headers come back joined with ", ", as `Headers.get` joins them.
+ * The request headers a channel reads (the platform's one HeaderReader): a WHATWG `Headers`, or the reader
+ * the webhook builds over a Node request, which answers exactly as that `Headers` would.
  */
-export interface HeaderReader {
-  get(name: string): string | null;
-}
+export type { HeaderReader } from "@agent-platform/common";
+
+import type { HeaderReader } from "@agent-platform/common";
 
 /** Answer to a subscription handshake (`GET /{channel}/webhook`). */
 export type HandshakeResult =

@@ -2,13 +2,12 @@ import { createHmac } from "node:crypto";
 import { once } from "node:events";
 import type { IncomingMessage } from "node:http";
 import { type AddressInfo, connect } from "node:net";
-import { SILENT_LOGGER } from "@agent-platform/common";
+import { nodeHeaderReader, SILENT_LOGGER } from "@agent-platform/common";
 import { type ServerType, serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWhatsAppChannel } from "./channels/whatsapp/channel.js";
 import type { InboxStore } from "./inbox/store.js";
-import { nodeHeaderReader } from "./node-headers.js";
 import { handleWebhook, readWebhookRequest } from "./webhook.js";
 
 // The reader over Node's rawHeaders must answer every lookup exactly as the WHATWG `Headers` that

@@ -1,10 +1,9 @@
 import type { IncomingMessage } from "node:http";
-import type { Logger } from "@agent-platform/common";
+import { type Logger, nodeHeaderReader } from "@agent-platform/common";
 import type { Channel, HeaderReader, ParsedDelivery } from "./channel.js";
 import { InvalidPayloadError, PayloadTooLargeError } from "./errors.js";
 import type { InboxStore, InsertCounts } from "./inbox/store.js";
 import { boundMessages } from "./limits.js";
-import { nodeHeaderReader } from "./node-headers.js";
 import { readRawBody } from "./raw-body.js";
 
 /** Chat products' deliveries are a few KiB; the cap only has to stop abuse. */

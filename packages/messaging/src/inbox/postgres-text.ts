@@ -8,7 +8,7 @@
 // every other character of those ranges as itself. Such an escape starts a run of backslashes of odd length:
 // in `\\u0000` the backslash is escaped and `u0000` is text, which the look-behind and the pairs leave alone.
 const REFUSED_ESCAPE = /(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/g;
-const REFUSED_CHARACTER = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /**
  * `value` as JSON text that PostgreSQL's jsonb accepts. Made by JSON.stringify without a replacer (a replacer
@@ -21,5 +21,5 @@ export function jsonForPostgres(value: unknown): string {
 
 /** `text` as PostgreSQL stores it through jsonForPostgres. */
 export function textForPostgres(text: string): string {
-  return text.replace(REFUSED_CHARACTER, "\uFFFD");
+  return text.replaceAll("\u0000", "\uFFFD").replace(UNPAIRED_SURROGATE, "\uFFFD");
 }

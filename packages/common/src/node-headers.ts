@@ -1,4 +1,11 @@
-import type { HeaderReader } from "./channel.js";
+/**
+ * Request headers as read for a decision: a WHATWG `Headers` satisfies it, and so does nodeHeaderReader, which
+ * answers exactly as that `Headers` would. Names are looked up case-insensitively; repeated headers come back
+ * joined as `Headers.get` joins them.
+ */
+export interface HeaderReader {
+  get(name: string): string | null;
+}
 
 /** The part of Node's `IncomingMessage` read here: `rawHeaders` alternates names and values, as received. */
 export interface NodeRawHeaders {
@@ -18,7 +25,7 @@ function isHttpWhitespace(code: number): boolean {
 /**
  * The request headers of a Node request without building a WHATWG `Headers`: on @hono/node-server,
  * reading `c.req.raw.headers` constructs one from `rawHeaders` on every request (about 4 µs and 3.7 KB
- * per webhook delivery), while a channel reads two or three headers.
+ * per webhook delivery), while a webhook or a token check reads two or three headers.
  *
  * Every lookup answers what that `Headers` would: names compare case-insensitively, HTTP/2 pseudo-headers
  * (`:path`, ...) are skipped as the adapter skips them, each value is stripped of HTTP whitespace at both
