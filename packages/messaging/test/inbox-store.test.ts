@@ -85,6 +85,20 @@ describe.each(DATABASES)("inbox store on $name", ({ fresh }) => {
     ]);
   });
 
+  it("records an error quoting text PostgreSQL refuses (U+0000, an unpaired surrogate) as U+FFFD", async () => {
+    await store.insert("whatsapp", [message("hostile-error")]);
+    const [claimed] = await store.claim("whatsapp", 1, 60_000);
+    if (!claimed) throw new Error("nothing claimed");
+    expect(await store.retryLater(claimed, "agent said a\u0000b\ud800", 0)).toBe(true);
+    const [again] = await store.claim("whatsapp", 1, 60_000);
+    expect(again?.lastError).toBe("agent said a\uFFFDb\uFFFD");
+    if (!again) return;
+    expect(await store.markFailed(again, "gave up: \u0000")).toBe(true);
+    expect(await sql`SELECT status, last_error FROM messaging.inbox`).toEqual([
+      { status: "failed", last_error: "gave up: \uFFFD" },
+    ]);
+  });
+
   it("keeps the saved reply and sent parts for the next attempt", async () => {
     await store.insert("whatsapp", [message("progress")]);
     const [claimed] = await store.claim("whatsapp", 1, 60_000);

@@ -254,16 +254,21 @@ export class InboxStore {
     return this.updateLeased(lease, this.sql`status = 'done', lease_id = NULL, parts_sent = ${partsSent}`);
   }
 
+  /** `error` as in markFailed. */
   async retryLater(lease: ClaimedMessage, error: string, delayMs: number): Promise<boolean> {
     return this.updateLeased(
       lease,
-      this.sql`status = 'pending', lease_id = NULL, last_error = ${error},
+      this.sql`status = 'pending', lease_id = NULL, last_error = ${textForPostgres(error)},
                next_attempt_at = now() + ${delayMs}::double precision * interval '1 millisecond'`,
     );
   }
 
+  /** `error` may quote an agent's or a chat API's answer: text PostgreSQL refuses is stored as U+FFFD. */
   async markFailed(lease: ClaimedMessage, error: string): Promise<boolean> {
-    return this.updateLeased(lease, this.sql`status = 'failed', lease_id = NULL, last_error = ${error}`);
+    return this.updateLeased(
+      lease,
+      this.sql`status = 'failed', lease_id = NULL, last_error = ${textForPostgres(error)}`,
+    );
   }
 
   async list(channel: string, status: InboxStatus | undefined, limit: number): Promise<InboxEntry[]> {
