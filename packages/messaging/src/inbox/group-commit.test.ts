@@ -82,6 +82,22 @@ describe("GroupCommit", () => {
     );
   });
 
+  it("starts the next commit before it answers the items of the one that finished", async () => {
+    const { calls, commit } = manualCommit();
+    const order: string[] = [];
+    // Like the inbox's commit, which sends its statement one microtask after it is called.
+    const group = groupOf((items) => {
+      queueMicrotask(() => order.push(`sent ${items.join()}`));
+      return commit(items);
+    });
+    const first = group.submit("a").then(() => order.push("answered a"));
+    group.submit("b");
+    calls[0]?.resolve();
+    await first;
+    // b's statement goes out before a's continuation (its HTTP response) runs, not after every answer.
+    expect(order).toEqual(["sent a", "sent b", "answered a"]);
+  });
+
   it("runs up to maxInFlight commits at once", () => {
     const { calls, commit } = manualCommit();
     const group = groupOf(commit, { maxInFlight: 2 });

@@ -77,11 +77,14 @@ export class GroupCommit<T, R> {
     this.inFlight++;
     const settle = (results: R[] | undefined, error: unknown) => {
       this.inFlight--;
+      // The next commit first: answering this batch's items runs their continuations (each writes its HTTP
+      // response), and the waiting items' commit should not queue behind that work; it goes to the database
+      // first and the answers are written while it is being committed.
+      this.pump();
       batch.forEach((waiting, index) => {
         if (results === undefined) waiting.reject(error);
         else waiting.resolve(results[index] as R);
       });
-      this.pump();
     };
     // commit() is called synchronously here; a throw is a rejection like any other.
     let committing: Promise<R[]>;

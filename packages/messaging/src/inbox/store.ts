@@ -63,6 +63,8 @@ export type GroupCommitBounds = Pick<
  */
 export class InboxStore {
   private schemaReady: Promise<void> | undefined;
+  /** Set once the schema is there, so the acknowledgement path can build its statement without a promise hop. */
+  private schemaIsReady = false;
   private readonly groupCommit: GroupCommit<DeliveryWrite, InsertCounts | Error> | undefined;
 
   /**
@@ -87,10 +89,15 @@ export class InboxStore {
 
   /** Resolves once the inbox tables exist; rejects (and retries on the next call) while they cannot. */
   ready(): Promise<void> {
-    this.schemaReady ??= this.prepareSchema().catch((error: unknown) => {
-      this.schemaReady = undefined;
-      throw error;
-    });
+    this.schemaReady ??= this.prepareSchema().then(
+      () => {
+        this.schemaIsReady = true;
+      },
+      (error: unknown) => {
+        this.schemaReady = undefined;
+        throw error;
+      },
+    );
     return this.schemaReady;
   }
 
@@ -152,7 +159,9 @@ export class InboxStore {
    * process (NOTIFY, sent at commit).
    */
   async insertDeliveries(deliveries: readonly DeliveryWrite[]): Promise<InsertCounts[]> {
-    await this.ready();
+    // Without a hop once the schema is there: the group commit starts the next shared commit before it answers
+    // the last one's deliveries, and the statement should reach the socket before their responses are written.
+    if (!this.schemaIsReady) await this.ready();
     // The first occurrence of each (channel, key) in batch order is the one written.
     const owner = new Map<string, number>();
     const rows: InboxRow[] = [];
