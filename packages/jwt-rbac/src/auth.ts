@@ -33,10 +33,13 @@ export interface AuthRequest {
   readonly cookies?: Readonly<Record<string, string | undefined>> | undefined;
   /**
    * The request's own origin (`scheme://host[:port]`): the `Origin` a same-origin request carries,
-   * allowed by default for cookie-authenticated unsafe requests. Read only then; the adapters pass a
-   * getter (Hono, Fetch: the request URL's; Express: `req.protocol` and the Host header).
+   * allowed by default for cookie-authenticated unsafe requests. Needed only then, so it may be a function
+   * called only then, as the adapters pass (Hono, Fetch: the request URL's; Express: `req.protocol` and the
+   * Host header). Not a getter: an accessor property puts the object V8 builds for every request into
+   * dictionary mode, with an old-generation accessor pair that keeps the request alive through young-generation
+   * collections (see `lint/no-object-literal-accessor.grit`).
    */
-  readonly origin?: string | undefined;
+  readonly origin?: string | (() => string | undefined) | undefined;
 }
 
 export type AuthResult<C extends object = JWTPayload> =

@@ -166,3 +166,50 @@ describe("allowedOrigins configuration", () => {
     ).toThrow(ConfigError);
   });
 });
+
+describe("the request's own origin given to the core by a custom adapter", () => {
+  const auth = () =>
+    createJwtAuth({
+      algorithm: "HS256",
+      verificationKeys: [keys.hsSecret],
+      tokenSource: TokenSource.BOTH,
+    });
+  const request = (origin: string | (() => string | undefined), headers: Record<string, string>) => ({
+    method: "POST",
+    path: "/agents/a1/runs",
+    headers: new Headers(headers),
+    origin,
+  });
+
+  it.each([
+    ["a string", "https://app.example"],
+    ["a function", () => "https://app.example"],
+  ] as const)("as %s: its own Origin passes, another is refused", async (_, origin) => {
+    const core = auth();
+    const cookie = `access_token=${token}`;
+    const same = await core.authenticate(request(origin, { cookie, origin: "https://app.example" }));
+    expect(same.ok).toBe(true);
+    const other = await core.authenticate(request(origin, { cookie, origin: "https://evil.example" }));
+    expect(other).toMatchObject({ ok: false, error: { status: 403, code: "CSRF_REJECTED" } });
+  });
+
+  it("as a function, is called only for a cookie-authenticated unsafe request that carries Origin", async () => {
+    const core = auth();
+    let calls = 0;
+    const origin = () => {
+      calls++;
+      return "https://app.example";
+    };
+    const sent = [
+      { authorization: `Bearer ${token}`, origin: "https://app.example" },
+      { cookie: `access_token=${token}`, "sec-fetch-site": "same-origin" },
+      { cookie: `access_token=${token}` },
+    ];
+    for (const headers of sent) await core.authenticate(request(origin, headers));
+    expect(calls).toBe(0);
+    await core.authenticate(
+      request(origin, { cookie: `access_token=${token}`, origin: "https://app.example" }),
+    );
+    expect(calls).toBe(1);
+  });
+});

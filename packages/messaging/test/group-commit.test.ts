@@ -96,7 +96,7 @@ describe.each(DATABASES)("group commit of the inbox on $name", ({ fresh }) => {
     const hostile = (id: string): InboundMessage => ({
       ...message(id),
       text: "a\ud800b\u0000",
-      raw: { ["k\u0000"]: "\udc00", "\udbff": ["\ud83d\ude00", "x\u0000"] },
+      raw: { "k\u0000": "\udc00", "\udbff": ["\ud83d\ude00", "x\u0000"] },
     });
     const ids = Array.from({ length: 60 }, (_, i) => `m${i}`);
     const answers = await Promise.all(

@@ -88,9 +88,7 @@ export function jwtRbac<C extends object = JWTPayload>(
         basePath: req.baseUrl,
         headers: req.headers,
         // `req.protocol` follows the app's "trust proxy" setting (X-Forwarded-Proto); the host is the Host header.
-        get origin() {
-          return requestOrigin(req.protocol, req.get("host"));
-        },
+        origin: () => requestOrigin(req.protocol, req.get("host")),
       });
     } catch (error) {
       next(error);

@@ -49,9 +49,7 @@ export async function authenticateRequest<C extends object = JWTPayload>(
     path: url.pathname,
     basePath,
     headers: request.headers,
-    get origin() {
-      return originOfUrl(request.url);
-    },
+    origin: () => originOfUrl(request.url),
   });
   return result.ok ? result.state : errorResponse(result.error);
 }

@@ -54,9 +54,7 @@ export function jwtRbac<C extends object = JWTPayload>(options: JwtRbacOptions =
       basePath: basePath(c),
       headers: nodeRequestHeaders(c.env) ?? c.req.raw.headers,
       // The URL Hono sees: on Node, built from the Host header and the connection's scheme.
-      get origin() {
-        return originOfUrl(c.req.url);
-      },
+      origin: () => originOfUrl(c.req.url),
     });
     if (result instanceof Promise) return result.then((settled) => proceed(c, next, settled));
     return proceed(c, next, result);

@@ -21,8 +21,11 @@ export interface CsrfConfig {
 /** What the check reads of a request. */
 export interface CsrfRequest {
   readonly headers: HeadersInput;
-  /** The request's own origin (`scheme://host[:port]`), as the adapter knows it; read only when needed. */
-  readonly origin?: string | undefined;
+  /**
+   * The request's own origin (`scheme://host[:port]`), as the adapter knows it: the string, or a function called
+   * only when the check needs it (a cookie-authenticated unsafe request carrying `Origin`).
+   */
+  readonly origin?: string | (() => string | undefined) | undefined;
 }
 
 /** The origin of a request from the scheme it arrived on and its Host header, as browsers serialise origins. */
@@ -55,7 +58,9 @@ export function crossSiteRefusal(
   const origin = readHeader(request.headers, "origin");
   if (origin !== undefined) {
     const allowed =
-      config.allowedOrigins === undefined ? origin === request.origin : config.allowedOrigins.has(origin);
+      config.allowedOrigins === undefined
+        ? origin === (typeof request.origin === "function" ? request.origin() : request.origin)
+        : config.allowedOrigins.has(origin);
     if (allowed) return undefined;
   }
   if (origin === undefined && site === undefined) {
