@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler, Next } from "hono";
-import { basePath } from "hono/route";
+import { basePath, baseRoutePath } from "hono/route";
 import type { JWTPayload } from "jose";
 import {
   type AuthResult,
@@ -39,6 +39,17 @@ function proceed<C extends object>(
 }
 
 /**
+ * The path the app the middleware is registered in is mounted at, with its parameters filled in: `basePath(c)`.
+ * That helper caches its answer in a WeakMap keyed by the context, and the entry kept each request's context
+ * alive through young-generation collections (a tenth of a bare Hono app's allocation promoted, scavenge time
+ * doubled). A mount path without parameters or wildcards, the usual case, is its own answer and is read as is.
+ */
+function mountPath(c: Context): string {
+  const route = baseRoutePath(c);
+  return route.includes(":") || route.includes("*") ? basePath(c) : route;
+}
+
+/**
  * Hono middleware: verifies the token, checks scopes, and sets `c.get("auth")`; errors answer as JSON.
  * It decides on the path Hono routes on (`c.req.path`, already through decodeURI), relative to the
  * app it is registered in: under `app.route("/api", sub)` or `basePath("/v1")`, `/api/agents` is
@@ -51,7 +62,7 @@ export function jwtRbac<C extends object = JWTPayload>(options: JwtRbacOptions =
     const result = auth.authenticateNow({
       method: c.req.method,
       path: c.req.path,
-      basePath: basePath(c),
+      basePath: mountPath(c),
       headers: nodeRequestHeaders(c.env) ?? c.req.raw.headers,
       // The URL Hono sees: on Node, built from the Host header and the connection's scheme.
       origin: () => originOfUrl(c.req.url),
