@@ -145,6 +145,8 @@ function medianResult(rounds: LoadResult[]): LoadResult {
     serverCpuUsPerRequest: m((r) => r.serverCpuUsPerRequest),
     loadGeneratorCpuUsPerRequest: m((r) => r.loadGeneratorCpuUsPerRequest),
     databaseCpuUsPerRequest: m((r) => r.databaseCpuUsPerRequest),
+    serverGcPauseUsPerRequest: m((r) => r.serverGcPauseUsPerRequest),
+    serverPromotedBytesPerRequest: m((r) => r.serverPromotedBytesPerRequest),
   };
 }
 
@@ -189,6 +191,7 @@ async function runAlg(alg: HttpAlg, s: Settings): Promise<AlgResults> {
             durationSeconds: s.durationSeconds,
             warmupSeconds: round === 0 ? s.warmupSeconds : 0,
             serverPid: server.pid,
+            serverGc: server.gc,
             headers: { authorization: `Bearer ${same}` },
             ...(c.tokens === "fresh"
               ? {
@@ -242,7 +245,7 @@ export async function runHttpGroup(options: { quick: boolean }): Promise<GroupRe
       const o = r[c.id];
       if (!o || "skipped" in o) {
         notes.push(`${c.label}: ${o ? o.skipped : "not run"}`);
-        return [c.label, "n/a", "", "", "", "", ""];
+        return [c.label, "n/a", "", "", "", "", "", "", ""];
       }
       const bare = get(r, c.bare);
       const res = o.result;
@@ -258,11 +261,23 @@ export async function runHttpGroup(options: { quick: boolean }): Promise<GroupRe
             ? res.serverCpuUsPerRequest / bare.serverCpuUsPerRequest
             : undefined,
         ),
+        res.serverGcPauseUsPerRequest === null ? "n/a" : sig(res.serverGcPauseUsPerRequest),
+        res.serverPromotedBytesPerRequest === null ? "n/a" : sig(res.serverPromotedBytesPerRequest),
       ];
     });
     return {
       title: `${alg}: requests per second, ${CONNECTIONS} connections, median of ${s.rounds} × ${s.durationSeconds} s`,
-      columns: ["server", "req/s", "× bare", "p50 ms", "p99 ms", "server CPU µs/req", "CPU × bare"],
+      columns: [
+        "server",
+        "req/s",
+        "× bare",
+        "p50 ms",
+        "p99 ms",
+        "server CPU µs/req",
+        "CPU × bare",
+        "GC pause µs/req",
+        "promoted B/req",
+      ],
       rows,
       notes,
     };
@@ -328,6 +343,7 @@ export async function runHttpGroup(options: { quick: boolean }): Promise<GroupRe
       "Two reference rows show what any Hono middleware costs on @hono/node-server: an empty `async (c, next) => { await next() }`, and one that only reads the Authorization header (`c.req.header()` makes node-server's lightweight request build a WHATWG Headers object).",
       "Minimal node:crypto verifier: header pinned, one-shot signature check with a KeyObject, payload parsed, `exp` and the scope checked — the least a careful hand-written middleware does. hono/jwt: the secret string for HS256, a CryptoKey imported once for RS256, plus a scope check. express-jwt: given a KeyObject made once (jsonwebtoken underneath), plus a hand-written scope check.",
       "Server CPU µs/req: the server process's user+system time over the measured run (/proc) ÷ 2xx answers — independent of whether the load generator or the server saturates first on 2 cores.",
+      "GC pause µs/req and promoted B/req: the server's main-thread garbage-collection pause and the bytes it promoted to the old generation over the measured run, from V8's `--trace-gc-nvp` lines (every bench server runs with it), ÷ 2xx answers. A middleware that keeps each request's objects alive past a young-generation collection shows here first.",
     ],
     tables,
     charts: [

@@ -8,7 +8,27 @@ import autocannon from "autocannon";
 export interface ServerProcess {
   port: number;
   pid: number;
+  /** Its garbage collections so far, from V8's `--trace-gc-nvp` lines (a live total). */
+  gc: GcTotals;
   stop(): Promise<void>;
+}
+
+/**
+ * Garbage collection of a server process: main-thread pause time and bytes promoted to the old generation. Bytes
+ * promoted per request are what a request leaves behind for the next full collection; a request object graph that
+ * survives young-generation collections shows up here long before it shows in req/s.
+ */
+export interface GcTotals {
+  pauseMs: number;
+  promotedBytes: number;
+}
+
+/** One `--trace-gc-nvp` line (`pause=1.2 ... promoted=4096 ...`) added to `totals`; other lines are left alone. */
+function addGcLine(totals: GcTotals, line: string): void {
+  const pause = /(?:^|\s)pause=([\d.]+)/.exec(line);
+  if (pause === null) return;
+  totals.pauseMs += Number(pause[1]);
+  totals.promotedBytes += Number(/\spromoted=(\d+)/.exec(line)?.[1] ?? 0);
 }
 
 export class ServerUnavailableError extends Error {
@@ -31,10 +51,15 @@ export function startServerProcess(
   const profiling = profileDir
     ? ["--cpu-prof", `--cpu-prof-dir=${join(profileDir, [basename(script, ".ts"), ...args].join("-"))}`]
     : [];
-  const child = spawn(process.execPath, [...profiling, "--import", "tsx", script, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  // --trace-gc-nvp: one line per collection on stdout, summed into `gc` (about a hundred lines a second under load).
+  const child = spawn(
+    process.execPath,
+    [...profiling, "--trace-gc-nvp", "--import", "tsx", script, ...args],
+    {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   const stderr: string[] = [];
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr.push(chunk.toString());
@@ -53,8 +78,10 @@ export function startServerProcess(
     child.once("exit", (code) =>
       fail(new Error(`${script} exited with ${code} before listening: ${stderr.join("").slice(-2000)}`)),
     );
+    const gc: GcTotals = { pauseMs: 0, promotedBytes: 0 };
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
     lines.on("line", (line) => {
+      addGcLine(gc, line);
       if (line.startsWith("UNAVAILABLE "))
         fail(new ServerUnavailableError(line.slice("UNAVAILABLE ".length)));
       if (!line.startsWith("LISTENING ")) return;
@@ -63,6 +90,7 @@ export function startServerProcess(
       resolve({
         port: Number(line.slice("LISTENING ".length)),
         pid: child.pid as number,
+        gc,
         stop: () => stopChild(child),
       });
     });
@@ -158,6 +186,8 @@ export interface LoadOptions {
   perRequest?: () => { headers: Record<string, string>; body?: string | Buffer };
   /** The server's pid, to charge it its CPU time per request. */
   serverPid?: number;
+  /** The server's garbage-collection totals (ServerProcess.gc), to charge it its GC per request. */
+  serverGc?: GcTotals;
 }
 
 export interface LoadResult {
@@ -173,6 +203,10 @@ export interface LoadResult {
   loadGeneratorCpuUsPerRequest: number | null;
   /** PostgreSQL's CPU (all its processes) per 2xx response, µs (null without /proc). */
   databaseCpuUsPerRequest: number | null;
+  /** The server's main-thread GC pause per 2xx response, µs (null without `serverGc`). */
+  serverGcPauseUsPerRequest: number | null;
+  /** Bytes the server promoted to its old generation per 2xx response (null without `serverGc`). */
+  serverPromotedBytesPerRequest: number | null;
 }
 
 function options(load: LoadOptions, durationSeconds: number): autocannon.Options {
@@ -208,10 +242,14 @@ export async function runLoad(load: LoadOptions): Promise<LoadResult> {
   const cpuBefore = load.serverPid === undefined ? null : processCpuUs(load.serverPid);
   const benchBefore = process.cpuUsage();
   const databaseBefore = postgresCpuUs();
+  const gcBefore = load.serverGc === undefined ? undefined : { ...load.serverGc };
   const result = await autocannon(options(load, load.durationSeconds));
   const cpuAfter = load.serverPid === undefined ? null : processCpuUs(load.serverPid);
   const bench = process.cpuUsage(benchBefore);
   const databaseAfter = postgresCpuUs();
+  // A collection's line is written when it ends: one that ended with the run may still be in the pipe.
+  if (load.serverGc !== undefined) await new Promise((resolve) => setTimeout(resolve, 50));
+  const gcAfter = load.serverGc === undefined ? undefined : { ...load.serverGc };
   const ok = result["2xx"];
   const perOk = (us: number | null) => (us === null || ok === 0 ? null : us / ok);
   return {
@@ -225,6 +263,12 @@ export async function runLoad(load: LoadOptions): Promise<LoadResult> {
     loadGeneratorCpuUsPerRequest: perOk(bench.user + bench.system),
     databaseCpuUsPerRequest: perOk(
       databaseBefore === null || databaseAfter === null ? null : databaseAfter - databaseBefore,
+    ),
+    serverGcPauseUsPerRequest: perOk(
+      gcBefore === undefined || gcAfter === undefined ? null : (gcAfter.pauseMs - gcBefore.pauseMs) * 1000,
+    ),
+    serverPromotedBytesPerRequest: perOk(
+      gcBefore === undefined || gcAfter === undefined ? null : gcAfter.promotedBytes - gcBefore.promotedBytes,
     ),
   };
 }

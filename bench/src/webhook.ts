@@ -216,24 +216,27 @@ export async function runWebhookGroup(options: { quick: boolean }): Promise<Grou
     const origin = (server: { port: number }) => `http://127.0.0.1:${server.port}`;
     type LoadCase = Omit<Parameters<typeof runLoad>[0], "connections" | "durationSeconds" | "warmupSeconds">;
     const cases: Record<Case, (seconds: number) => LoadCase & { done?: () => void }> = {
-      bare: () => ({ url: `${origin(after)}/`, method: "GET", serverPid: after.pid }),
+      bare: () => ({ url: `${origin(after)}/`, method: "GET", serverPid: after.pid, serverGc: after.gc }),
       webhookBefore: (seconds) => ({
         url: `${origin(before)}/whatsapp/webhook`,
         method: "POST",
         ...preparedSigned(seconds),
         serverPid: before.pid,
+        serverGc: before.gc,
       }),
       webhookAfter: (seconds) => ({
         url: `${origin(after)}/whatsapp/webhook`,
         method: "POST",
         ...preparedSigned(seconds),
         serverPid: after.pid,
+        serverGc: after.gc,
       }),
       floor: (seconds) => ({
         url: `${origin(floorServer)}/`,
         method: "POST",
         ...preparedSigned(seconds),
         serverPid: floorServer.pid,
+        serverGc: floorServer.gc,
       }),
     };
     /** One load run of a case; the prepared requests it did not send are dropped with it. */
@@ -283,6 +286,8 @@ export async function runWebhookGroup(options: { quick: boolean }): Promise<Grou
         serverCpuUsPerRequest: median(rows.map((r) => r.serverCpuUsPerRequest ?? Number.NaN)),
         loadGeneratorCpuUsPerRequest: median(rows.map((r) => r.loadGeneratorCpuUsPerRequest ?? Number.NaN)),
         databaseCpuUsPerRequest: median(rows.map((r) => r.databaseCpuUsPerRequest ?? Number.NaN)),
+        serverGcPauseUsPerRequest: median(rows.map((r) => r.serverGcPauseUsPerRequest ?? Number.NaN)),
+        serverPromotedBytesPerRequest: median(rows.map((r) => r.serverPromotedBytesPerRequest ?? Number.NaN)),
         non2xx: rows.reduce((sum, r) => sum + r.non2xx, 0),
         errors: rows.reduce((sum, r) => sum + r.errors, 0),
       };
@@ -334,15 +339,23 @@ export async function runWebhookGroup(options: { quick: boolean }): Promise<Grou
       sig(s.serverCpuUsPerRequest),
       sig(s.databaseCpuUsPerRequest),
       sig(s.loadGeneratorCpuUsPerRequest),
+      sig(s.serverGcPauseUsPerRequest),
+      sig(s.serverPromotedBytesPerRequest),
     ];
-    const cpuColumns = ["server CPU µs/req", "PostgreSQL CPU µs/req", "load generator CPU µs/req"];
+    const cpuColumns = [
+      "server CPU µs/req",
+      "PostgreSQL CPU µs/req",
+      "load generator CPU µs/req",
+      "server GC pause µs/req",
+      "server promoted B/req",
+    ];
     return {
       ...base,
       method: [
         "The reference server (`examples/server`, `startServer(loadConfig(env))`) in its own process on a database created for the run on the real PostgreSQL, `LOG_LEVEL=warn`, the WhatsApp channel configured with an app secret, its worker held back (`MESSAGING_WORKER_START_DELAY_MS`) so the run measures the acknowledgement path alone: read the capped raw body, check the HMAC-SHA256 signature in constant time, parse, bound, commit the inbox row, answer 200.",
         "Two such processes side by side: after (group commit, the defaults: up to 256 messages per shared commit, one commit in flight) and before (`MESSAGING_COMMIT_MAX_BATCH=1`: a statement and commit per delivery, as before group commit). Next to them, a hand-written node:http server doing one `INSERT … ON CONFLICT DO NOTHING` and its commit per request (no signature, no framework: the old floor) and `GET /` of the after server (the server has no bare route: `GET /` is excluded from JWT and answers a small JSON document).",
         `Signed \`POST /whatsapp/webhook\` deliveries, one text message each with a unique message id, signed by the bench before each load run (so that signing does not compete with the server for the two cores while it is measured; deliveries signed during a run, when more were needed than prepared, are counted in results.json as \`signedLate\`). ${CONNECTION_COUNTS.join(" and ")} connections, ${warmupSeconds} s warm-up, ${rounds} interleaved rounds of ${durationSeconds} s, medians.`,
-        "CPU per answered request: the server process's (from /proc), all PostgreSQL processes' (from /proc: the machine runs nothing else against it during the run) and the bench process's, which is the load generator (autocannon).",
+        "CPU per answered request: the server process's (from /proc), all PostgreSQL processes' (from /proc: the machine runs nothing else against it during the run) and the bench process's, which is the load generator (autocannon). The server's garbage collection per answered request, from V8's `--trace-gc-nvp` lines (every bench server runs with it): main-thread pause, and bytes promoted to the old generation, which is where a request whose objects outlive young-generation collections shows first.",
         `Database ceiling: ${CONNECTION_COUNTS[0]} postgres.js clients in the bench process, each committing one single-row \`INSERT ... ON CONFLICT DO NOTHING\` after another — the most acknowledgements per second that wait for their own durable commit can reach here.`,
         `Check: ${stored} inbox rows for ${acknowledged} webhook deliveries acknowledged in the measured rounds and ${sentToWebhook} sent in all (warm-up included) — ${acknowledged <= stored && stored <= sentToWebhook ? "consistent: nothing acknowledged is missing" : "INCONSISTENT"}.`,
       ],
@@ -362,6 +375,8 @@ export async function runWebhookGroup(options: { quick: boolean }): Promise<Grou
                       `${(floor.requestsPerSecond / byCase.bare.requestsPerSecond).toFixed(2)}x`,
                       floor.latencyP50Ms.toFixed(1),
                       floor.latencyP99Ms.toFixed(1),
+                      "",
+                      "",
                       "",
                       "",
                       "",
