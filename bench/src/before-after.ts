@@ -44,12 +44,18 @@ export function beforeAfterSection(
   after: RunReport,
   render: (table: Table) => string,
 ): string[] {
-  const commits = commitsBetween(root, before.source.commit, after.source.commit);
+  // A group measured alone and merged into the report carries its own run: the after side is each group's run.
+  const compared = after.groups.filter((g) => COMPARED_GROUPS.has(g.id));
+  const runOf = (group: (typeof compared)[number]) =>
+    group.measuredSeparately ?? { date: after.date, commit: after.source.commit };
+  const latest =
+    compared.map(runOf).sort((a, b) => b.date.localeCompare(a.date))[0]?.commit ?? after.source.commit;
+  const commits = commitsBetween(root, before.source.commit, latest);
   const out = [
     "## Before and after (jwt-rbac)",
     "",
     `Before: the run of ${before.date} on commit \`${before.source.commit}\` ([\`bench/results.before.json\`](bench/results.before.json)); ` +
-      `after: this run, on commit \`${after.source.commit}\`. ` +
+      `after: the runs in this report (${compared.map((g) => `${g.id} on commit \`${runOf(g).commit}\``).join(", ")}). ` +
       (commits.length === 0
         ? "No jwt-rbac commits lie between them."
         : `The jwt-rbac commits in between: ${commits.map((c) => `\`${c.slice(0, c.indexOf(" "))}\` (${c.slice(c.indexOf(" ") + 1)})`).join("; ")}.`) +
@@ -57,8 +63,7 @@ export function beforeAfterSection(
     "",
   ];
   const beforeTargets = new Map(before.groups.flatMap((g) => g.targets).map((t) => [t.name, t]));
-  const targetRows = after.groups
-    .filter((g) => COMPARED_GROUPS.has(g.id))
+  const targetRows = compared
     .flatMap((g) => g.targets)
     .flatMap((t) => {
       const b = beforeTargets.get(t.name);
@@ -77,7 +82,7 @@ export function beforeAfterSection(
       }),
     );
   }
-  for (const group of after.groups.filter((g) => COMPARED_GROUPS.has(g.id))) {
+  for (const group of compared) {
     const beforeGroup = before.groups.find((g) => g.id === group.id);
     for (const table of group.tables) {
       const beforeTable = beforeGroup?.tables.find((t) => t.title === table.title);
