@@ -20,7 +20,10 @@ describe("WhatsApp channel send", () => {
       req.on("end", () => {
         seen = { url: req.url, headers: req.headers, body: JSON.parse(body) };
         res
-          .writeHead(status, { "content-type": "application/json" })
+          .writeHead(status, {
+            "content-type": "application/json",
+            ...(status === 429 ? { "retry-after": "7" } : {}),
+          })
           .end(JSON.stringify(status < 300 ? { messages: [{ id: "x" }] } : { error: { message: "nope" } }));
       });
     });
@@ -67,6 +70,15 @@ describe("WhatsApp channel send", () => {
       retryable,
       message: `Graph API answered ${code}: nope`,
     });
+  });
+
+  it("carries a 429's Retry-After to the retry, and no hint without one", async () => {
+    status = 429;
+    const limited = await channel.send({ accountId: "1", to: "2", text: "x" }).catch((e: unknown) => e);
+    expect(limited).toMatchObject({ retryable: true, retryAfterMs: 7_000 });
+    status = 503;
+    const down = await channel.send({ accountId: "1", to: "2", text: "x" }).catch((e: unknown) => e);
+    expect(down).toMatchObject({ retryable: true, retryAfterMs: undefined });
   });
 
   it("names the session by phone number id and sender", () => {

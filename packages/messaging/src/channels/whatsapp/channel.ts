@@ -1,9 +1,8 @@
 import type { Channel, OutboundReply } from "../../channel.js";
 import { splitIntoNumberedChunks } from "../../chunk.js";
 import { DeliveryError } from "../../errors.js";
-import { MAX_ANSWER_BYTES } from "../../limits.js";
-import { readAnswerText } from "../../raw-body.js";
 import { WHATSAPP_ROUTE } from "../routes.js";
+import { postJson } from "../send.js";
 import { verifyWhatsAppHandshake } from "./handshake.js";
 import { parseWhatsAppDelivery } from "./parse.js";
 import { isValidWhatsAppSignature } from "./signature.js";
@@ -46,56 +45,36 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): Channel 
     },
 
     async send(reply: OutboundReply) {
-      let response: Response;
-      try {
-        response = await fetch(`${baseUrl}/${encodeURIComponent(reply.accountId)}/messages`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${options.accessToken}`, "content-type": "application/json" },
-          body: JSON.stringify({
+      const answer = await postJson(
+        "Graph API",
+        `${baseUrl}/${encodeURIComponent(reply.accountId)}/messages`,
+        {
+          headers: { authorization: `Bearer ${options.accessToken}` },
+          body: {
             messaging_product: "whatsapp",
             recipient_type: "individual",
             to: reply.to,
             type: "text",
             text: { preview_url: false, body: reply.text },
-          }),
-          signal: AbortSignal.timeout(options.apiTimeoutMs),
-        });
-      } catch (error) {
-        throw new DeliveryError("SEND_FAILED", `Graph API unreachable: ${describe(error)}`, true, {
-          cause: error,
-        });
-      }
-      if (response.ok) {
-        await response.body?.cancel();
-        return;
-      }
-      const detail = await graphErrorMessage(response);
+          },
+          timeoutMs: options.apiTimeoutMs,
+        },
+      );
+      if (answer.status >= 200 && answer.status < 300) return;
+      const message = (answer.json as { error?: { message?: unknown } } | undefined)?.error?.message;
+      const detail =
+        typeof message === "string"
+          ? message.slice(0, 500)
+          : answer.text.slice(0, 500) || `HTTP ${answer.status}`;
       // A rate limit is the one client error that a later attempt can get past.
-      const retryable = response.status >= 500 || response.status === 429;
-      throw new DeliveryError("SEND_FAILED", `Graph API answered ${response.status}: ${detail}`, retryable);
+      const retryable = answer.status >= 500 || answer.status === 429;
+      throw new DeliveryError("SEND_FAILED", `Graph API answered ${answer.status}: ${detail}`, retryable, {
+        retryAfterMs: answer.retryAfterMs,
+      });
     },
 
     sessionId(message) {
       return `whatsapp:${message.accountId}:${message.from}`;
     },
   };
-}
-
-async function graphErrorMessage(response: Response): Promise<string> {
-  const text = await readAnswerText(response, MAX_ANSWER_BYTES).catch(() => "(an answer too large to read)");
-  try {
-    const message = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
-    if (typeof message === "string") return message.slice(0, 500);
-  } catch {
-    // not JSON: fall through to the raw text
-  }
-  return text.slice(0, 500) || response.statusText;
-}
-
-function describe(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
-    return `${error.message}${cause}`;
-  }
-  return String(error);
 }
