@@ -78,7 +78,15 @@ const published = merge ? readReport() : undefined;
 const report =
   published === undefined
     ? thisRun
-    : { ...published, groups: mergeGroups(published, groups, { date, commit: source.commit, loadAverage }) };
+    : {
+        ...published,
+        groups: mergeGroups(published, groups, {
+          date,
+          commit: source.commit,
+          loadAverage,
+          groups: groups.map((group) => group.id),
+        }),
+      };
 if (!args.includes("--no-write")) {
   // A smoke run's figures mean nothing: its report goes to a scratch directory, never over the published one.
   const root = quick ? mkdtempSync(join(tmpdir(), "agent-platform-bench-quick-")) : ROOT;

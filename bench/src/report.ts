@@ -185,7 +185,7 @@ function renderMarkdown(report: RunReport, chartFiles: Map<string, string[]>, ro
     const separate = group.measuredSeparately;
     if (separate !== undefined) {
       out.push(
-        `Measured in a run of this group alone (merged into the report): ${separate.date}, commit \`${separate.commit}\`, 1-minute load average ${separate.loadAverage.start.toFixed(1)} at the start, ${separate.loadAverage.end.toFixed(1)} at the end.`,
+        `Measured in ${runOf(separate.groups, group.id)} (merged into the report): ${separate.date}, commit \`${separate.commit}\`, 1-minute load average ${separate.loadAverage.start.toFixed(1)} at the start, ${separate.loadAverage.end.toFixed(1)} at the end.`,
         "",
       );
     }
@@ -202,4 +202,10 @@ function renderMarkdown(report: RunReport, chartFiles: Map<string, string[]>, ro
 
 function verdictMark(target: Target): string {
   return target.met === null ? "not measured" : target.met ? "met" : "**missed**";
+}
+
+/** Which run measured a merged group: of it alone, or of the groups measured together (issue targets may span them). */
+function runOf(groups: string[] | undefined, id: string): string {
+  if (groups === undefined || groups.length <= 1) return "a run of this group alone";
+  return `one run of the groups ${groups.map((name) => (name === id ? `${name} (this one)` : name)).join(", ")}`;
 }

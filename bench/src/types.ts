@@ -51,7 +51,13 @@ export interface GroupResult {
   /** Wall time the group took, set by the runner. */
   seconds?: number;
   /** Set when the group was measured in a later run merged into the report (`--only=… --merge`). */
-  measuredSeparately?: { date: string; commit: string; loadAverage: { start: number; end: number } };
+  measuredSeparately?: {
+    date: string;
+    commit: string;
+    loadAverage: { start: number; end: number };
+    /** The ids of every group that run measured (this one among them). */
+    groups?: string[];
+  };
 }
 
 export interface Machine {
