@@ -36,14 +36,18 @@ export interface WorkerOptions {
   leaseMs?: number;
 }
 
-/** How the webhooks commit deliveries to the inbox. Every field has a default. */
+/** How the webhooks commit deliveries to the inbox, and the workers their updates. Every field has a default. */
 export interface CommitOptions {
   /**
-   * Most messages in one shared commit: deliveries that arrive while commits are in flight are written
-   * together in the next one (group commit). 1 gives every delivery a commit of its own. Default 256.
+   * Most messages (or worker updates) in one shared commit: deliveries that arrive while commits are in flight
+   * are written together in the next one (group commit), and so are the workers' updates of their leased rows.
+   * 1 gives every delivery and every update a commit of its own. Default 256.
    */
   maxBatch?: number;
-  /** Longest a delivery waits for its commit to start; then 503, nothing stored. Default 2,000 ms. */
+  /**
+   * Longest a delivery waits for its commit to start; then 503, nothing stored. A worker's update that waits this
+   * long fails like any failed write. Default 2,000 ms.
+   */
   maxWaitMs?: number;
 }
 

@@ -34,7 +34,7 @@ export const messagingConfigSchema = z.object({
   MESSAGING_RETRY_BASE_MS: milliseconds(2_000),
   MESSAGING_RETRY_MAX_MS: milliseconds(300_000),
   MESSAGING_VISIBILITY_TIMEOUT_MS: envInteger(180_000, { min: 1_000, max: 86_400_000 }),
-  // Messages per shared commit on the acknowledgement path; 1 gives every delivery a commit of its own.
+  // Messages (or worker updates) per shared commit; 1 gives every delivery and every update a commit of its own.
   MESSAGING_COMMIT_MAX_BATCH: envInteger(256, { min: 1, max: 5_000 }),
   // Longest a delivery waits for its commit to start before it is refused with 503 (nothing stored).
   MESSAGING_COMMIT_MAX_WAIT_MS: envInteger(2_000, { min: 1, max: 60_000 }),
