@@ -1,9 +1,15 @@
+import { randomUUID } from "node:crypto";
 import pino from "pino";
-import type postgres from "postgres";
+import postgres from "postgres";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { InboundMessage } from "../src/channel.js";
 import { migrateInbox } from "../src/inbox/schema.js";
-import { type DeliveryWrite, InboxStore, type InsertCounts } from "../src/inbox/store.js";
+import {
+  type ClaimedMessage,
+  type DeliveryWrite,
+  InboxStore,
+  type InsertCounts,
+} from "../src/inbox/store.js";
 import { overlappingDeliveries } from "./support/batches.js";
 import { blockInboxWrites } from "./support/block-writes.js";
 import {
@@ -38,6 +44,17 @@ class RecordingStore extends InboxStore {
 }
 
 const BOUNDS = { maxBatchSize: 64, maxInFlight: 2, maxWaitMs: 60_000 };
+/** One commit in flight: the first write goes alone, the ones submitted meanwhile share the next commit. */
+const ONE_IN_FLIGHT = { ...BOUNDS, maxInFlight: 1 };
+
+/** `count` messages stored and leased by `store`, in message id order. */
+async function leased(store: InboxStore, count: number): Promise<ClaimedMessage[]> {
+  const ids = Array.from({ length: count }, (_, i) => `m${String(i).padStart(2, "0")}`);
+  await store.insert("whatsapp", ids.map(message));
+  const claimed = await store.claim("whatsapp", count, 60_000);
+  expect(claimed).toHaveLength(count);
+  return claimed.sort((a, b) => (a.messageId < b.messageId ? -1 : 1));
+}
 
 describe.each(DATABASES)("group commit of the inbox on $name", ({ fresh }) => {
   let database: TestDatabase;
@@ -142,45 +159,174 @@ describe.each(DATABASES)("group commit of the inbox on $name", ({ fresh }) => {
       FROM messaging.inbox`;
     expect(counted).toEqual({ good: 2 * ids.filter((id) => id.startsWith("good")).length, poison: 0 });
   });
-});
+  it("commits the workers' leased updates that arrive during a commit together, each answered for its own lease", async () => {
+    const store = new InboxStore(sql, async () => {}, ONE_IN_FLIGHT);
+    const rows = await leased(store, 12);
+    const stale = { ...(rows[11] as ClaimedMessage), leaseId: randomUUID() };
+    const outcomes = await Promise.all(
+      [...rows.slice(0, 11), stale].map((row, i) => store.saveReply(row, [`reply ${i}`], 60_000)),
+    );
+    expect(outcomes).toEqual([...Array<boolean>(11).fill(true), false]);
+    const stored = await sql<{ reply_parts: string[] | null; updated_at: string }[]>`
+      SELECT reply_parts, updated_at::text AS updated_at FROM messaging.inbox ORDER BY message_id`;
+    expect(stored.map((row) => row.reply_parts)).toEqual([
+      ...Array.from({ length: 11 }, (_, i) => [`reply ${i}`]),
+      null,
+    ]);
+    // now() is the transaction's start: the first update committed alone, the ten after it in one transaction.
+    const times = stored.slice(0, 11).map((row) => row.updated_at);
+    expect(new Set(times.slice(1)).size).toBe(1);
+    expect(times[0]).not.toBe(times[1]);
+  });
 
-describe.skipIf(!TEST_DATABASE_URL)("group commit of the inbox on PostgreSQL when the backend dies", () => {
-  it("fails every delivery of the batch whose backend was terminated, and stores nothing of it", async () => {
-    const database = await freshPostgres();
-    const sql = connect(database);
-    try {
-      await migrateInbox(sql, logger);
-      const store = new RecordingStore(sql, async () => {}, { ...BOUNDS, maxInFlight: 1 });
-      const block = await blockInboxWrites(database.url);
-      // The first delivery commits alone and waits on the lock; 20 more gather behind it into one batch.
-      const lone = Promise.allSettled([store.insert("whatsapp", [message("lone.1"), message("lone.2")])]);
-      const waitingInsert = await block.waitForBlockedInsert();
-      const batch = Promise.allSettled(
-        Array.from({ length: 20 }, (_, i) =>
-          store.insert("whatsapp", [
-            message(`batch.${i}.1`),
-            message(`batch.${i}.2`),
-            message(`batch.${i}.3`),
-          ]),
-        ),
-      );
-      await block.terminate(waitingInsert);
-      expect((await lone).map((outcome) => outcome.status)).toEqual(["rejected"]);
-      // The batch is now in flight on a new connection, blocked again: kill it mid-statement too.
-      await block.terminate(await block.waitForBlockedInsert());
-      const outcomes = await batch;
-      expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(20).fill("rejected"));
-      expect(store.batches.map((deliveries) => deliveries.length)).toEqual([1, 20]);
-      await block.release();
-
-      const [row] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM messaging.inbox`;
-      expect(row?.n).toBe(0);
-      // The store works again once the database does.
-      expect(await store.insert("whatsapp", [message("after")])).toEqual({ received: 1, duplicates: 0 });
-    } finally {
-      // A pool that lost a backend does not finish end() by itself (postgres.js 3.4): bound it.
-      await sql.end({ timeout: 1 });
-      await database.drop();
+  it("fails only the leased update PostgreSQL refuses, applying the others of its batch", async () => {
+    const store = new InboxStore(sql, async () => {}, ONE_IN_FLIGHT);
+    const rows = await leased(store, 8);
+    // parts_sent is an integer column: 2^31 is refused (22003) when the statement runs, as unforeseen content would be.
+    const outcomes = await Promise.allSettled(
+      rows.map((row, i) => store.markPartsSent(row, i === 4 ? 2 ** 31 : i + 1, 60_000)),
+    );
+    expect(outcomes[4]).toMatchObject({ status: "rejected", reason: { code: "22003" } });
+    for (const index of [0, 1, 2, 3, 5, 6, 7]) {
+      expect(outcomes[index]).toEqual({ status: "fulfilled", value: true });
     }
+    const stored = await sql<{ parts_sent: number }[]>`
+      SELECT parts_sent FROM messaging.inbox ORDER BY message_id`;
+    expect(stored.map((row) => row.parts_sent)).toEqual([1, 2, 3, 4, 0, 6, 7, 8]);
   });
 });
+
+describe.skipIf(!TEST_DATABASE_URL)(
+  "group commit of the inbox on PostgreSQL, one connection against another",
+  () => {
+    it("fails every delivery of the batch whose backend was terminated, and stores nothing of it", async () => {
+      const database = await freshPostgres();
+      const sql = connect(database);
+      try {
+        await migrateInbox(sql, logger);
+        const store = new RecordingStore(sql, async () => {}, ONE_IN_FLIGHT);
+        const block = await blockInboxWrites(database.url);
+        // The first delivery commits alone and waits on the lock; 20 more gather behind it into one batch.
+        const lone = Promise.allSettled([store.insert("whatsapp", [message("lone.1"), message("lone.2")])]);
+        const waitingInsert = await block.waitForBlockedInsert();
+        const batch = Promise.allSettled(
+          Array.from({ length: 20 }, (_, i) =>
+            store.insert("whatsapp", [
+              message(`batch.${i}.1`),
+              message(`batch.${i}.2`),
+              message(`batch.${i}.3`),
+            ]),
+          ),
+        );
+        await block.terminate(waitingInsert);
+        expect((await lone).map((outcome) => outcome.status)).toEqual(["rejected"]);
+        // The batch is now in flight on a new connection, blocked again: kill it mid-statement too.
+        await block.terminate(await block.waitForBlockedInsert());
+        const outcomes = await batch;
+        expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(20).fill("rejected"));
+        expect(store.batches.map((deliveries) => deliveries.length)).toEqual([1, 20]);
+        await block.release();
+
+        const [row] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM messaging.inbox`;
+        expect(row?.n).toBe(0);
+        // The store works again once the database does.
+        expect(await store.insert("whatsapp", [message("after")])).toEqual({ received: 1, duplicates: 0 });
+      } finally {
+        // A pool that lost a backend does not finish end() by itself (postgres.js 3.4): bound it.
+        await sql.end({ timeout: 1 });
+        await database.drop();
+      }
+    });
+
+    it("takes leased updates' row locks in one order, so two processes updating the same rows in opposite orders do not deadlock", async () => {
+      const database = await freshPostgres();
+      const pools = [connect(database), connect(database)];
+      const rowLock = await holdRowLocks(database.url);
+      try {
+        await migrateInbox(rowLock.admin, logger);
+        const [ascending, descending] = pools.map(
+          (pool) => new InboxStore(pool, async () => {}, ONE_IN_FLIGHT),
+        );
+        if (!ascending || !descending) throw new Error("two stores expected");
+        const rows = await leased(ascending, 20);
+        // With row m10 held, each process's batch runs up to it and waits: in submission order the descending
+        // one would hold m11-m18 and wait for m10 while the ascending one, once given m10, waits for m11.
+        await rowLock.lock("m10");
+        const up = Promise.allSettled(rows.map((row) => ascending.renewLease(row, 60_000)));
+        const down = Promise.allSettled([...rows].reverse().map((row) => descending.renewLease(row, 60_000)));
+        await rowLock.blockedUpdates(2);
+        await rowLock.release();
+        for (const outcomes of [await up, await down]) {
+          expect(outcomes).toEqual(rows.map(() => ({ status: "fulfilled", value: true })));
+        }
+      } finally {
+        await Promise.all(pools.map((pool) => pool.end({ timeout: 1 })));
+        await rowLock.end();
+        await database.drop();
+      }
+    });
+
+    it("fails every leased update of a batch whose backend was terminated, and applies none of them", async () => {
+      const database = await freshPostgres();
+      const sql = connect(database);
+      const rowLock = await holdRowLocks(database.url);
+      try {
+        await migrateInbox(sql, logger);
+        const store = new InboxStore(sql, async () => {}, ONE_IN_FLIGHT);
+        const rows = await leased(store, 10);
+        await rowLock.lock("m05");
+        // m00 commits alone; m01-m09 share a transaction that stops at m05: kill it there.
+        const outcomes = Promise.allSettled(rows.map((row) => store.markPartsSent(row, 1, 60_000)));
+        const [pid] = await rowLock.blockedUpdates(1);
+        await rowLock.admin`SELECT pg_terminate_backend(${pid as number})`;
+        await rowLock.release();
+        const settled = await outcomes;
+        expect(settled[0]).toEqual({ status: "fulfilled", value: true });
+        expect(settled.slice(1).map((outcome) => outcome.status)).toEqual(Array(9).fill("rejected"));
+        const stored = await sql<{ parts_sent: number }[]>`
+        SELECT parts_sent FROM messaging.inbox ORDER BY message_id`;
+        expect(stored.map((row) => row.parts_sent)).toEqual([1, ...Array<number>(9).fill(0)]);
+        // The leases still hold: the same updates succeed once the database answers again.
+        expect(await store.markPartsSent(rows[1] as ClaimedMessage, 1, 60_000)).toBe(true);
+      } finally {
+        await sql.end({ timeout: 1 });
+        await rowLock.end();
+        await database.drop();
+      }
+    });
+  },
+);
+
+/**
+ * A row of the inbox held `FOR UPDATE` from a connection of its own, so the leased updates of a batch stop at it
+ * and can be caught in flight; `admin` is a second connection to look at and terminate backends.
+ */
+async function holdRowLocks(url: string) {
+  const holder = postgres(url, { max: 1, onnotice: () => {} });
+  const admin = postgres(url, { max: 1, onnotice: () => {} });
+  return {
+    admin,
+    async lock(messageId: string): Promise<void> {
+      await holder.unsafe("BEGIN");
+      await holder`SELECT 1 FROM messaging.inbox WHERE message_id = ${messageId} FOR UPDATE`;
+    },
+    async release(): Promise<void> {
+      await holder.unsafe("COMMIT");
+    },
+    /** Backends whose UPDATE of the inbox waits on a lock, polled until there are `count` (up to 10 s). */
+    async blockedUpdates(count: number): Promise<number[]> {
+      for (let attempt = 0; attempt < 1000; attempt++) {
+        const rows = await admin<{ pid: number }[]>`
+          SELECT pid FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock'
+            AND query LIKE '%UPDATE messaging.inbox SET%'`;
+        if (rows.length >= count) return rows.map((row) => row.pid);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      throw new Error(`fewer than ${count} inbox updates are waiting on a lock`);
+    },
+    async end(): Promise<void> {
+      await Promise.all([holder.end({ timeout: 1 }), admin.end({ timeout: 1 })]);
+    },
+  };
+}
