@@ -106,6 +106,54 @@ function signer(appSecret: string): Signer {
   };
 }
 
+/** What the bench saw of its deliveries: when each was first sent, and the answers other than 200. */
+interface DeliveryLog {
+  sentAt: Map<string, number>;
+  /** Webhook answers other than 200 by status (0: no answer). */
+  acksNot200: Record<string, number>;
+  /** Messages still not acknowledged after every redelivery. */
+  neverAcknowledged: number;
+}
+
+function newDeliveryLog(): DeliveryLog {
+  return { sentAt: new Map(), acksNot200: {}, neverAcknowledged: 0 };
+}
+
+/** Sends every message of `ids` round-robin over `origins` from CLIENTS clients, redelivering as a chat product does. */
+async function deliverAll(
+  post: Signer["post"],
+  origins: readonly string[],
+  ids: readonly string[],
+  log: DeliveryLog,
+): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (next < ids.length) {
+        const index = next++;
+        const id = ids[index] as string;
+        const origin = origins[index % origins.length] as string;
+        log.sentAt.set(id, now());
+        let tries = 0;
+        for (let status = await post(origin, id); status !== 200; status = await post(origin, id)) {
+          log.acksNot200[status] = (log.acksNot200[status] ?? 0) + 1;
+          if (++tries > REDELIVERIES) {
+            log.neverAcknowledged++;
+            break;
+          }
+          await sleep(REDELIVERY_PAUSE_MS);
+        }
+      }
+    }),
+  );
+}
+
+/** Waits until `count` messages have been answered at the stand-in, or `timeoutMs` has passed. */
+async function answeredAtStandIn(standIn: StandIn, count: number, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline && (await standIn.count()) < count) await sleep(50);
+}
+
 async function startServers(
   count: number,
   env: (index: number) => Record<string, string>,
@@ -188,49 +236,21 @@ async function endToEnd(
       { length: WARM_UP_PER_PROCESS * processes },
       (_, i) => `wamid.warm-up.${runId}.${i}`,
     );
-    const sentAt = new Map<string, number>();
-    const acksNot200: Record<string, number> = {};
-    let neverAcknowledged = 0;
-    /** Sends every message of `batch` round-robin over the processes from CLIENTS clients, redelivering as a chat product does. */
-    const deliver = (batch: readonly string[]) => {
-      let next = 0;
-      return Promise.all(
-        Array.from({ length: CLIENTS }, async () => {
-          while (next < batch.length) {
-            const index = next++;
-            const id = batch[index] as string;
-            const origin = origins[index % origins.length] as string;
-            sentAt.set(id, now());
-            let tries = 0;
-            for (let status = await post(origin, id); status !== 200; status = await post(origin, id)) {
-              acksNot200[status] = (acksNot200[status] ?? 0) + 1;
-              if (++tries > REDELIVERIES) {
-                neverAcknowledged++;
-                break;
-              }
-              await sleep(REDELIVERY_PAUSE_MS);
-            }
-          }
-        }),
-      );
-    };
-    /** Waits until `count` messages have been answered at the stand-in, or the run's time is up. */
-    const answered = async (count: number, deadline: number) => {
-      while (performance.now() < deadline && (await chatApi.count()) < count) await sleep(50);
-    };
+    const log = newDeliveryLog();
+    const answered = (count: number) => answeredAtStandIn(chatApi, count, timeoutMs);
     // Warm-up, answered in full before anything is measured: a process that has just started runs its hot paths
     // (undici's fetch, postgres.js, zod) unoptimised for its first few hundred messages, and split over 4 processes
     // 2000 messages were mostly that, which made the rows measure V8's warm-up rather than the inbox.
-    await deliver(warmUpIds);
-    await answered(warmUpIds.length, performance.now() + timeoutMs);
+    await deliverAll(post, origins, warmUpIds, log);
+    await answered(warmUpIds.length);
     const cpuOf = (pid: number) => processCpuUs(pid) ?? 0;
     const cpuBefore = servers.map((server) => cpuOf(server.pid));
     const standInCpuBefore = cpuOf(chatApi.pid);
     const databaseCpuBefore = postgresCpuUs() ?? Number.NaN;
     const benchCpuBefore = process.cpuUsage();
     const started = now();
-    await deliver(ids);
-    await answered(warmUpIds.length + messages, performance.now() + timeoutMs);
+    await deliverAll(post, origins, ids, log);
+    await answered(warmUpIds.length + messages);
     // Late duplicates would show up here: give the workers a moment more before counting.
     await sleep(500);
     const serverCpu = servers.reduce(
@@ -242,7 +262,7 @@ async function endToEnd(
     const benchCpu = process.cpuUsage(benchCpuBefore);
     const arrivals = await chatApi.arrivals();
     const latencies = ids
-      .map((id) => (arrivals[id]?.[0]?.[0] ?? Number.NaN) - (sentAt.get(id) ?? Number.NaN))
+      .map((id) => (arrivals[id]?.[0]?.[0] ?? Number.NaN) - (log.sentAt.get(id) ?? Number.NaN))
       .filter((latency) => Number.isFinite(latency))
       .sort((a, b) => a - b);
     const replies = ids.map((id) => arrivals[id] ?? []);
@@ -267,8 +287,8 @@ async function endToEnd(
       unanswered: replies.filter((record) => record.length === 0).length,
       warmUpMessages: warmUpIds.length,
       warmUpNotAnsweredOnce: warmUpIds.filter((id) => arrivals[id]?.length !== 1).length,
-      acksNot200,
-      neverAcknowledged,
+      acksNot200: log.acksNot200,
+      neverAcknowledged: log.neverAcknowledged,
       repliesRepeatedBy: {
         sameProcess: sameSender.length,
         otherProcess: repeated.length - sameSender.length,
@@ -329,17 +349,8 @@ async function idleLatency(url: string, samples: number, dataDirs: string[]): Pr
       { length: WARM_UP_PER_PROCESS },
       (_, i) => `wamid.idle-warm-up.${runId}.${i}`,
     );
-    let nextWarmUp = 0;
-    await Promise.all(
-      Array.from({ length: CLIENTS }, async () => {
-        while (nextWarmUp < warmUpIds.length) {
-          const index = nextWarmUp++;
-          await post(index % 2 === 0 ? a : b, warmUpIds[index] as string);
-        }
-      }),
-    );
-    const warmUpDeadline = performance.now() + 60_000;
-    while ((await chatApi.count()) < warmUpIds.length && performance.now() < warmUpDeadline) await sleep(50);
+    await deliverAll(post, [a, b], warmUpIds, newDeliveryLog());
+    await answeredAtStandIn(chatApi, warmUpIds.length, 60_000);
     const sent = new Map<string, { path: "notify" | "local"; at: number }>();
     for (let i = 0; i < samples * 2; i++) {
       const path = i % 2 === 0 ? "notify" : "local";

@@ -121,10 +121,7 @@ export class InboxStore {
   ): Promise<InsertCounts> {
     const delivery = { channel, messages, rejected };
     if (this.groupCommit !== undefined) {
-      return this.groupCommit.submit(delivery).then((outcome) => {
-        if (outcome instanceof Error) throw outcome;
-        return outcome;
-      });
+      return this.groupCommit.submit(delivery).then(unlessError);
     }
     return this.insertDeliveries([delivery]).then((counts) => counts[0] as InsertCounts);
   }
@@ -151,7 +148,7 @@ export class InboxStore {
       for (const half of halves) {
         outcomes.push(
           ...(await this.insertIsolatingRefused(half).catch((failure: unknown) =>
-            half.map(() => (failure instanceof Error ? failure : new Error(String(failure)))),
+            half.map(() => asError(failure)),
           )),
         );
       }
@@ -308,9 +305,7 @@ export class InboxStore {
   private async updateLeased(lease: ClaimedMessage, assignments: ReturnType<Sql>): Promise<boolean> {
     const update = { lease, assignments };
     if (this.updateCommit === undefined) return (await leasedUpdate(this.sql, update)).length === 1;
-    const outcome = await this.updateCommit.submit(update);
-    if (outcome instanceof Error) throw outcome;
-    return outcome;
+    return this.updateCommit.submit(update).then(unlessError);
   }
 
   /**
@@ -323,9 +318,10 @@ export class InboxStore {
   private async updateLeasedTogether(updates: readonly LeasedUpdate[]): Promise<(boolean | Error)[]> {
     if (updates.length === 1)
       return [(await leasedUpdate(this.sql, updates[0] as LeasedUpdate)).length === 1];
+    // Array sort is stable: two updates of one row keep the order they came in.
     const order = updates
-      .map((update, index) => ({ key: rowKey(update.lease.channel, update.lease.messageId), index }))
-      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.index - b.index))
+      .map((update, index) => ({ update, index }))
+      .sort((a, b) => byRow(a.update, b.update))
       .map(({ index }) => index);
     try {
       const matched = await this.sql.begin((sql) =>
@@ -339,12 +335,7 @@ export class InboxStore {
     } catch (error) {
       if (!isRefusedForContent(error)) throw error;
       return Promise.all(
-        updates.map((update) =>
-          leasedUpdate(this.sql, update).then(
-            (rows) => rows.length === 1,
-            (failure: unknown) => (failure instanceof Error ? failure : new Error(String(failure))),
-          ),
-        ),
+        updates.map((update) => leasedUpdate(this.sql, update).then((rows) => rows.length === 1, asError)),
       );
     }
   }
@@ -354,6 +345,22 @@ export class InboxStore {
 interface LeasedUpdate {
   lease: ClaimedMessage;
   assignments: ReturnType<Sql>;
+}
+
+/** Orders leased updates by their row's key (channel, message id), the order their row locks are taken in. */
+function byRow({ lease: a }: LeasedUpdate, { lease: b }: LeasedUpdate): number {
+  if (a.channel !== b.channel) return a.channel < b.channel ? -1 : 1;
+  return a.messageId < b.messageId ? -1 : a.messageId > b.messageId ? 1 : 0;
+}
+
+/** A group commit's outcome for one item: the result, or its error thrown. */
+function unlessError<R>(outcome: R | Error): R {
+  if (outcome instanceof Error) throw outcome;
+  return outcome;
+}
+
+function asError(failure: unknown): Error {
+  return failure instanceof Error ? failure : new Error(String(failure));
 }
 
 /** The statement of one leased update, on the pool or in a transaction; a row back means the lease held. */
