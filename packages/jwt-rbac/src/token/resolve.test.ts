@@ -24,6 +24,12 @@ describe("token resolution", () => {
     expect(readCookie('access_token="tok"', "access_token")).toBe("tok");
     expect(readCookie("xaccess_token=nope; access_token=yes", "access_token")).toBe("yes");
     expect(readCookie("a=1", "access_token")).toBeUndefined();
+    // Only SP and HTAB are trimmed: NBSP and U+FEFF belong to the name or the value.
+    expect(readCookie("\u00a0access_token=x", "access_token")).toBeUndefined();
+    expect(readCookie("access_token=\ufeffx\u00a0", "access_token")).toBe("\ufeffx\u00a0");
+    expect(
+      resolveToken(config(TokenSource.HEADER), "GET", { headers: { authorization: "Bearer \u00a0t\t" } }),
+    ).toBe("\u00a0t");
   });
 
   it("refuses a cookie named twice, and a token header sent twice (joined with a comma)", () => {

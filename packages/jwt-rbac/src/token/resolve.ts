@@ -12,6 +12,10 @@ export interface TokenSourceConfig extends CsrfConfig {
   readonly cookieName: string;
 }
 
+/** HTTP whitespace (SP, HTAB) at either end; `String.prototype.trim` would also strip NBSP, U+FEFF and the like. */
+const OWS = /^[ \t]+|[ \t]+$/g;
+const trimOws = (value: string) => value.replace(OWS, "");
+
 /** What `readCookie` answers for a `Cookie` header that names the cookie more than once. */
 export const REPEATED_COOKIE: unique symbol = Symbol("repeated cookie");
 
@@ -27,8 +31,8 @@ export function readCookie(cookieHeader: string, name: string): string | undefin
     let end = cookieHeader.indexOf(";", start);
     if (end < 0) end = cookieHeader.length;
     const eq = cookieHeader.indexOf("=", start);
-    if (eq > start && eq < end && cookieHeader.slice(start, eq).trim() === name) {
-      let value = cookieHeader.slice(eq + 1, end).trim();
+    if (eq > start && eq < end && trimOws(cookieHeader.slice(start, eq)) === name) {
+      let value = trimOws(cookieHeader.slice(eq + 1, end));
       if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
       if (found !== undefined) return REPEATED_COOKIE;
       found = value;
@@ -49,7 +53,7 @@ function fromHeader(value: string, headerName: string): string | AuthError {
   if (space < 0 || value.slice(0, space).toLowerCase() !== "bearer") {
     return invalidTokenError("invalid_scheme", "Invalid token: authorization scheme must be Bearer");
   }
-  const token = value.slice(space + 1).trim();
+  const token = trimOws(value.slice(space + 1));
   return token === "" ? invalidTokenError("malformed", "Invalid token: malformed JWT") : token;
 }
 
