@@ -50,7 +50,8 @@ function decodeHeader(segment: string, codec: Base64UrlCodec): JwsHeader | undef
   const frozen = Object.freeze(header) as JwsHeader;
   if (segment.length > HEADER_CACHE_MAX_LENGTH) return frozen;
   if (headerCache.size >= HEADER_CACHE_MAX) headerCache.clear();
-  headerCache.set(segment, frozen);
+  // A copy as the key: the slice would keep its whole token (up to maxTokenLength) alive with it.
+  headerCache.set(Array.from(segment).join(""), frozen);
   return frozen;
 }
 
