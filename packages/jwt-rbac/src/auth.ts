@@ -9,7 +9,7 @@ import { compileRoute, RouteTable } from "./rbac/routes.js";
 import { type ScopeSet, scopeSet } from "./rbac/scopes.js";
 import { type AuthState, anonymousState, authenticatedState, NO_IDS } from "./state.js";
 import { TokenCache } from "./token/cache.js";
-import type { HeadersInput } from "./token/headers.js";
+import { type HeadersInput, isCorsPreflight } from "./token/headers.js";
 import { resolveToken } from "./token/resolve.js";
 import type { Platform } from "./token/signature-types.js";
 import { loadTrust, type Trust } from "./token/trust.js";
@@ -173,13 +173,14 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
 
   function authenticateNow(request: AuthRequest): AuthResult<C> | Promise<AuthResult<C>> {
     const method = request.method.toUpperCase();
-    // First, even for OPTIONS: a path routers could read differently is refused before any handler.
+    // First, even for a preflight: a path routers could read differently is refused before any handler.
     const full = canonicalPath(request.path);
     const path =
       request.basePath === undefined || isAuthError(full) ? full : relativeTo(full, request.basePath);
     if (isAuthError(path)) return refuse(method, path);
-    // CORS preflights carry no credentials; routers answer them before any handler.
-    if (method === "OPTIONS") return anonymous;
+    // A CORS preflight carries no credentials: it passes on, unauthenticated, to the CORS middleware. Any
+    // other OPTIONS is authorized like every method (an `app.all` handler runs for it).
+    if (method === "OPTIONS" && isCorsPreflight(request.headers)) return anonymous;
     if (excluded(method, path)) return anonymous;
 
     const token = resolveToken(config, method, request);

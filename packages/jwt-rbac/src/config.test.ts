@@ -128,6 +128,16 @@ describe("construction fails fast", () => {
       /audience must not be empty/,
     ],
     [
+      "an adminScope with a space, which no scope string can grant",
+      { algorithm: "HS256", verificationKeys: [SECRET], adminScope: "platform admin" },
+      /adminScope must be one scope: not empty, no space/,
+    ],
+    [
+      "an empty adminScope",
+      { algorithm: "HS256", verificationKeys: [SECRET], adminScope: "" },
+      /adminScope must be one scope/,
+    ],
+    [
       "a bad remoteKeys setting",
       { jwksUrl: "https://a.example/jwks", remoteKeys: { maxBytes: 0 } },
       /remoteKeys.maxBytes/,

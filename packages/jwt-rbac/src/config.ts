@@ -372,7 +372,10 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
     throw configError('unmappedRoutes must be "allow" or "deny"');
   }
   const adminScope = options.adminScope ?? DEFAULT_ADMIN_SCOPE;
-  if (adminScope.trim() === "") throw configError("adminScope must not be empty");
+  // A scope string is split on spaces, so a scope with one could be granted only by an array claim.
+  if (adminScope === "" || adminScope.includes(" ")) {
+    throw configError("adminScope must be one scope: not empty, no space");
+  }
   const resourceMetadata =
     options.resourceMetadata === undefined
       ? undefined

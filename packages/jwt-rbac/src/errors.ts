@@ -10,6 +10,7 @@ export type AuthErrorCode = "BAD_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "C
 export type AuthErrorReason =
   | "token_missing"
   | "invalid_scheme"
+  | "repeated_credentials"
   | "token_too_large"
   | "malformed"
   | "algorithm_not_allowed"
@@ -111,6 +112,14 @@ function invalidRequestError(code: AuthErrorCode, reason: AuthErrorReason, detai
     detail,
     `Bearer realm=${quote(REALM)}, error="invalid_request", error_description=${quote(detail)}`,
   );
+}
+
+/**
+ * 401 `invalid_request`: the token is given twice (a repeated header, two cookies of its name). Refused
+ * rather than resolved to one of them, since proxies and frameworks disagree on which one would count.
+ */
+export function repeatedCredentialsError(detail: string): AuthError {
+  return invalidRequestError("UNAUTHENTICATED", "repeated_credentials", detail);
 }
 
 /** 400 `BAD_REQUEST`: a path that routers could read in different ways (see canonical-path.ts). */

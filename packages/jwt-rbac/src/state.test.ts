@@ -14,6 +14,13 @@ describe("auth state", () => {
   it("reads scopes from an array or a space-separated string, nothing else", () => {
     expect(scopesFrom(["a:b", 3, "c:d"])).toEqual(["a:b", "c:d"]);
     expect(scopesFrom(" a:b  c:d ")).toEqual(["a:b", "c:d"]);
+    // U+0020 only (RFC 6749 §3.3): a tab, NBSP, line separator or BOM is part of its scope.
+    expect(scopesFrom("a:b\tc:d e\u00a0f:g\u2028h:i \ufeffj:k")).toEqual([
+      "a:b\tc:d",
+      "e\u00a0f:g\u2028h:i",
+      "\ufeffj:k",
+    ]);
+    expect(scopesFrom(["a:b c:d"])).toEqual(["a:b c:d"]);
     expect(scopesFrom({ a: 1 })).toEqual([]);
     expect(scopesFrom(undefined)).toEqual([]);
   });

@@ -17,7 +17,7 @@ export interface AuthenticatedState<C extends object = JWTPayload> {
   readonly accessibleResourceIds: ReadonlySet<string>;
 }
 
-/** The state of a request that skipped authentication (excluded path, `OPTIONS`). */
+/** The state of a request that skipped authentication (excluded path, CORS preflight). */
 export interface AnonymousState {
   readonly authenticated: false;
   readonly userId: null;
@@ -63,9 +63,13 @@ export interface ClaimNames {
   readonly sessionStateClaims: readonly string[];
 }
 
-/** Scopes as an array of strings, or one space-separated string (OAuth `scope`). Anything else: none. */
+/**
+ * Scopes as an array of strings, or one space-separated string (OAuth `scope`). Anything else: none. A scope
+ * string is split on U+0020 only (RFC 6749 §3.3), so a tab, NBSP or any other character stays inside its token
+ * ("profile\u00a0platform:admin" is one scope, which grants nothing).
+ */
 export function scopesFrom(value: unknown): readonly string[] {
-  if (typeof value === "string") return value.split(/\s+/).filter((scope) => scope !== "");
+  if (typeof value === "string") return value.split(" ").filter((scope) => scope !== "");
   if (Array.isArray(value)) return value.filter((scope): scope is string => typeof scope === "string");
   return NO_SCOPES;
 }

@@ -544,7 +544,7 @@ describe.each(ADAPTERS)("%s adapter over HTTP", (adapter) => {
     });
   });
 
-  it("skips excluded paths (trailing slash too) and OPTIONS", async () => {
+  it("skips excluded paths (trailing slash too) and CORS preflights, not other OPTIONS", async () => {
     await withServer(adapter, { ...HS(), authorization: true }, async (url) => {
       for (const path of [
         "/",
@@ -560,7 +560,11 @@ describe.each(ADAPTERS)("%s adapter over HTTP", (adapter) => {
         expect(answer.body.auth?.authenticated).toBe(false);
       }
       expect((await call(url, "/healthz")).status).toBe(401);
-      expect((await call(url, "/agents", { method: "OPTIONS" })).status).toBe(200);
+      expect((await call(url, "/agents", { method: "OPTIONS" })).status).toBe(401);
+      const preflight = { origin: "https://app.example", "access-control-request-method": "POST" };
+      const answer = await call(url, "/agents", { method: "OPTIONS", headers: preflight });
+      expect(answer.status).toBe(200);
+      expect(answer.body.auth?.authenticated).toBe(false);
     });
     await withServer(adapter, { ...HS(), excludedRoutePaths: ["/public/**", "/status"] }, async (url) => {
       expect((await call(url, "/public/a/b")).status).toBe(200);

@@ -1,4 +1,3 @@
-import { connect } from "node:net";
 import express, { type Express, Router } from "express";
 import express4 from "express4";
 import { Hono } from "hono";
@@ -12,6 +11,7 @@ import { platform as nodePlatform } from "../src/node/platform.js";
 import { platform as webPlatform } from "../src/platform.js";
 import { spellings } from "./fixtures/encodings.js";
 import { sign, type TestKeys, testKeys } from "./fixtures/keys.js";
+import { rawRequest } from "./fixtures/raw-http.js";
 import { listenExpress, serveFetchApp, type TestServer } from "./fixtures/servers.js";
 
 // The hostile review's attack, over raw sockets so that nothing normalises the request line: a token
@@ -184,28 +184,11 @@ const MOUNTS: readonly Mount[] = [
 ];
 
 /** One request over a raw socket, exactly as written; the status code of the answer. */
-function rawStatus(url: string, method: string, target: string, token: string): Promise<number> {
-  const { port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), "127.0.0.1");
-    let received = "";
-    socket.setTimeout(15_000, () => socket.destroy(new Error(`no answer to ${method} ${target}`)));
-    socket.on("data", (chunk) => {
-      received += chunk.toString("latin1");
-    });
-    socket.on("error", reject);
-    socket.on("close", () => {
-      const status = /^HTTP\/1\.[01] (\d{3})/.exec(received);
-      if (status === null)
-        reject(new Error(`no status line for ${method} ${target}: ${JSON.stringify(received)}`));
-      else resolve(Number(status[1]));
-    });
-    // No half-close: the server closes after answering (Connection: close), as it would for a browser.
-    socket.write(
-      `${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${token}\r\n` +
-        "Content-Length: 0\r\nConnection: close\r\n\r\n",
-    );
-  });
+async function rawStatus(url: string, method: string, target: string, token: string): Promise<number> {
+  const answer = await rawRequest(url, method, target, [`Authorization: Bearer ${token}`]);
+  if (answer.status === 0)
+    throw new Error(`no status line for ${method} ${target}: ${JSON.stringify(answer.head)}`);
+  return answer.status;
 }
 
 async function inBatches<T, R>(

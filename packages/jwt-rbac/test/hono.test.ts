@@ -102,7 +102,7 @@ describe("Hono adapter: where the headers come from", () => {
     const response = await get({ authorization: [`Bearer ${token}`, `Bearer ${token}`] });
     expect(response.status).toBe(401);
     expect(JSON.parse(response.body)).toEqual({
-      detail: "Invalid token: malformed JWT",
+      detail: "Invalid request: the Authorization header must be sent once, with one token",
       error_code: "UNAUTHENTICATED",
     });
   });

@@ -1,3 +1,4 @@
+import { nodeHeaderReader } from "@agent-platform/common";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { ParamsDictionary, Query } from "express-serve-static-core";
 import type { JWTPayload } from "jose";
@@ -86,7 +87,8 @@ export function jwtRbac<C extends object = JWTPayload>(
         method: req.method,
         path: req.baseUrl === "" ? req.path : req.baseUrl + req.path,
         basePath: req.baseUrl,
-        headers: req.headers,
+        // Over `rawHeaders`: `req.headers` keeps only the first of two Authorization headers.
+        headers: nodeHeaderReader(req),
         // `req.protocol` follows the app's "trust proxy" setting (X-Forwarded-Proto); the host is the Host header.
         origin: () => requestOrigin(req.protocol, req.get("host")),
       });

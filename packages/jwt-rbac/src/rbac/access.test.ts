@@ -38,6 +38,17 @@ describe("routeAccess: what the tables in force require", () => {
     expect(deny.routeAccess("GET", "/unmapped")).toEqual({ public: false, scopes: ["root:all"] });
   });
 
+  it("OPTIONS needs what the tables say, as every method (only a CORS preflight is public, per request)", () => {
+    const auth = createJwtAuth({
+      ...key,
+      authorization: true,
+      scopeMappings: { "OPTIONS /reports": ["reports:read"] },
+    });
+    expect(auth.routeAccess("OPTIONS", "/reports")).toEqual({ public: false, scopes: ["reports:read"] });
+    expect(auth.routeAccess("OPTIONS", "/agents")).toEqual({ public: false, scopes: ["platform:admin"] });
+    expect(auth.routeAccess("OPTIONS", "/health").public).toBe(true);
+  });
+
   it("with authorization off, every protected route needs just a valid token", () => {
     const auth = createJwtAuth({ ...key, authorization: false });
     expect(auth.routeAccess("POST", "/databases/{db_id}/migrate")).toEqual({ public: false, scopes: [] });

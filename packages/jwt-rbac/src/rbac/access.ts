@@ -35,7 +35,7 @@ export function routeAccess(tables: AccessTables, method: string, text: string):
   const upper = method.toUpperCase();
   const path = canonicalPath(text);
   if (isAuthError(path)) return { public: false, scopes: [tables.adminScope] };
-  if (upper === "OPTIONS" || tables.excluded(upper, path)) return PUBLIC;
+  if (tables.excluded(upper, path)) return PUBLIC;
   if (tables.required === undefined) return ANY_TOKEN;
   const scopes = tables.required(upper, path);
   if (scopes !== undefined) return { public: false, scopes };

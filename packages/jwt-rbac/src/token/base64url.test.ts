@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { nodeBase64Url } from "../node/base64url.js";
-import { decodeBase64Url, decodeBase64UrlText, portableBase64Url } from "./base64url.js";
+import { decodeBase64Url, portableBase64Url } from "./base64url.js";
+
+const decodeBase64UrlText = portableBase64Url.text;
 
 const encode = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64url");
 
@@ -33,6 +35,20 @@ describe("decodeBase64Url", () => {
     const bad = encode(Uint8Array.of(0xff, 0xfe));
     expect(decodeBase64UrlText(bad, 0, bad.length)).toBeUndefined();
   });
+
+  it("keeps a byte order mark, so JSON.parse refuses it (both builds)", () => {
+    const bom = encode(Uint8Array.of(0xef, 0xbb, 0xbf, 0x7b, 0x7d));
+    for (const codec of [portableBase64Url, nodeBase64Url]) {
+      expect(codec.text(bom, 0, bom.length)).toBe("\ufeff{}");
+    }
+  });
+
+  it("decodes a 4 MB part without growing the stack", () => {
+    const big = encode(new Uint8Array(3 * 1024 * 1024).fill(0x41));
+    expect(decodeBase64UrlText(big, 0, big.length)?.length).toBe(3 * 1024 * 1024);
+    const wide = encode(new TextEncoder().encode("é".repeat(1024 * 1024)));
+    expect(decodeBase64UrlText(wide, 0, wide.length)?.length).toBe(1024 * 1024);
+  });
 });
 
 describe("codecs agree", () => {
@@ -51,6 +67,9 @@ describe("codecs agree", () => {
     "_w",
     "__8",
     "é",
+    "77u_e30",
+    "7aCA",
+    "wMA",
   ];
   it.each(inputs)("%j", (input) => {
     for (const method of ["bytes", "text"] as const) {

@@ -1,97 +1,72 @@
-// Strict base64url (RFC 4648 §5, no padding): any other byte makes the input invalid.
-const INVALID = 255;
-const TABLE = new Uint8Array(128).fill(INVALID);
-const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-for (let i = 0; i < ALPHABET.length; i++) TABLE[ALPHABET.charCodeAt(i)] = i;
-
-function sextet(input: string, index: number): number {
-  const code = input.charCodeAt(index);
-  return code < 128 ? (TABLE[code] as number) : INVALID;
-}
-
 /**
- * Decodes `input[start, end)`; `undefined` when it is not canonical base64url
- * (bad character, impossible length, or non-zero trailing bits).
+ * One rule for reading a token part, in both builds: the part must be canonical base64url (RFC 4648 §5:
+ * its alphabet only, no padding, no impossible length, zero trailing bits, so no two strings decode to the
+ * same bytes), checked here; the decoding itself is the runtime's own (`atob` here, `Buffer` in the Node
+ * build). Text is UTF-8 decoded fatally, and a byte order mark is kept as U+FEFF, so a BOM before the
+ * header or payload JSON makes `JSON.parse` refuse the token as malformed in both builds.
+ *
+ * Nothing here recurses or spreads arguments: a part of any size (up to `maxTokenLength`) costs linear time
+ * and constant stack.
  */
-export function decodeBase64Url(input: string, start = 0, end = input.length): Uint8Array | undefined {
-  const length = end - start;
-  const remainder = length % 4;
-  if (remainder === 1) return undefined;
-  const out = new Uint8Array(((length * 3) >> 2) | 0);
-  let o = 0;
-  let i = start;
-  const fullEnd = end - remainder;
-  while (i < fullEnd) {
-    const a = sextet(input, i);
-    const b = sextet(input, i + 1);
-    const c = sextet(input, i + 2);
-    const d = sextet(input, i + 3);
-    // Valid sextets are <= 63, INVALID is 255: one test covers all four.
-    if ((a | b | c | d) > 63) return undefined;
-    const n = (a << 18) | (b << 12) | (c << 6) | d;
-    out[o++] = n >> 16;
-    out[o++] = (n >> 8) & 0xff;
-    out[o++] = n & 0xff;
-    i += 4;
-  }
-  if (remainder === 2) {
-    const a = sextet(input, i);
-    const b = sextet(input, i + 1);
-    if ((a | b) > 63 || (b & 0x0f) !== 0) return undefined;
-    out[o++] = (a << 2) | (b >> 4);
-  } else if (remainder === 3) {
-    const a = sextet(input, i);
-    const b = sextet(input, i + 1);
-    const c = sextet(input, i + 2);
-    if ((a | b | c) > 63 || (c & 0x03) !== 0) return undefined;
-    const n = (a << 10) | (b << 4) | (c >> 2);
-    out[o++] = n >> 8;
-    out[o++] = n & 0xff;
-  }
-  return out;
-}
+const ALPHABET_ONLY = /^[A-Za-z0-9_-]*$/;
+/** A byte above 0x7f in a binary string (one char per byte). */
+const NON_ASCII = /[\u0080-\u00ff]/;
+const SEXTET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-/** Whether `input[start, end)` is canonical base64url, the check every codec runs first. */
-export function isBase64Url(input: string, start: number, end: number): boolean {
-  const remainder = (end - start) % 4;
-  if (remainder === 1) return false;
-  let last = 0;
-  for (let i = start; i < end; i++) {
-    last = sextet(input, i);
-    if (last > 63) return false;
-  }
+/** Whether `segment` is canonical base64url: the one check every codec runs before decoding. */
+export function isBase64Url(segment: string): boolean {
+  const remainder = segment.length % 4;
+  if (remainder === 1 || !ALPHABET_ONLY.test(segment)) return false;
+  if (remainder === 0) return true;
   // Non-zero trailing bits would let two strings decode to the same bytes.
-  if (remainder === 2) return (last & 0x0f) === 0;
-  if (remainder === 3) return (last & 0x03) === 0;
-  return true;
+  const last = SEXTET.indexOf(segment.charAt(segment.length - 1));
+  return (last & (remainder === 2 ? 0x0f : 0x03)) === 0;
 }
 
-/** base64url -> bytes / UTF-8 text. Runtimes may bring a native one; all must accept exactly `isBase64Url`. */
+/** base64url -> bytes / UTF-8 text of `input[start, end)`; undefined unless `isBase64Url` and (text) UTF-8. */
 export interface Base64UrlCodec {
   bytes(input: string, start: number, end: number): Uint8Array | undefined;
   text(input: string, start: number, end: number): string | undefined;
 }
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-
-/** Decodes base64url to a UTF-8 string; `undefined` on bad base64url or bad UTF-8. */
-export function decodeBase64UrlText(input: string, start: number, end: number): string | undefined {
-  const bytes = decodeBase64Url(input, start, end);
-  if (bytes === undefined) return undefined;
-  let ascii = true;
-  for (let i = 0; i < bytes.length; i++) {
-    if ((bytes[i] as number) > 0x7f) {
-      ascii = false;
-      break;
-    }
-  }
-  // Token parts are small (bounded by maxTokenLength), so the argument spread stays far below engine limits.
-  if (ascii) return String.fromCharCode.apply(null, bytes as unknown as number[]);
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return undefined;
-  }
+/** `input[start, end)` without copying when it is the whole string. */
+export function segmentOf(input: string, start: number, end: number): string {
+  return start === 0 && end === input.length ? input : input.slice(start, end);
 }
 
-export const portableBase64Url: Base64UrlCodec = { bytes: decodeBase64Url, text: decodeBase64UrlText };
+// `ignoreBOM: true` keeps a leading BOM in the text (the default would strip it), as Node's Buffer does.
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** The decoded bytes as a binary string (one char per byte), through the runtime's `atob`. */
+function binaryOf(segment: string): string | undefined {
+  if (!isBase64Url(segment)) return undefined;
+  return atob(segment.replace(/-/g, "+").replace(/_/g, "/"));
+}
+
+function bytesOfBinary(binary: string): Uint8Array {
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+/** Decodes canonical base64url (`undefined` otherwise); for JWK members as well as token parts. */
+export function decodeBase64Url(input: string, start = 0, end = input.length): Uint8Array | undefined {
+  const binary = binaryOf(segmentOf(input, start, end));
+  return binary === undefined ? undefined : bytesOfBinary(binary);
+}
+
+/** The codec of every runtime with `atob` and `TextDecoder` (the WebCrypto build). */
+export const portableBase64Url: Base64UrlCodec = {
+  bytes: decodeBase64Url,
+  text(input, start, end) {
+    const binary = binaryOf(segmentOf(input, start, end));
+    if (binary === undefined) return undefined;
+    // ASCII bytes are their own text (the usual header and payload); anything else goes through UTF-8.
+    if (!NON_ASCII.test(binary)) return binary;
+    try {
+      return utf8.decode(bytesOfBinary(binary));
+    } catch {
+      return undefined;
+    }
+  },
+};

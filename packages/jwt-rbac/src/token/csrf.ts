@@ -7,8 +7,9 @@
  * - an `Origin` in the allowed list (`allowedOrigins`; default: the request's own origin).
  *
  * Anything else is refused, including a request that carries neither header (browsers old enough
- * to send neither cannot be told apart from a forgery). Safe methods (GET, HEAD, OPTIONS) never
- * change state and pass; so does a token from a header, which a cross-site form cannot set.
+ * to send neither cannot be told apart from a forgery). GET and HEAD, the safe methods a page can send
+ * cross-site without a preflight, pass; so does a token from a header, which a cross-site form cannot set.
+ * OPTIONS is checked: a preflight never carries a cookie, and an `app.all` handler may act on any other.
  */
 import { type AuthError, crossSiteError } from "../errors.js";
 import { type HeadersInput, readHeader } from "./headers.js";
@@ -52,7 +53,7 @@ export function crossSiteRefusal(
   method: string,
   request: CsrfRequest,
 ): AuthError | undefined {
-  if (method === "GET" || method === "HEAD" || method === "OPTIONS") return undefined;
+  if (method === "GET" || method === "HEAD") return undefined;
   const site = readHeader(request.headers, "sec-fetch-site");
   if (site === "same-origin" || site === "none") return undefined;
   const origin = readHeader(request.headers, "origin");

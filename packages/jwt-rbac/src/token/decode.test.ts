@@ -32,4 +32,13 @@ describe.each([
   ])("refuses %s", (_label, token) => {
     expect(decodeJws(token, codec)).toBe("malformed");
   });
+
+  it("decodes a usual header once, and a header over 1 KB every time (never held)", () => {
+    const decodedHeader = (token: string) => (decodeJws(token, codec) as { header: object }).header;
+    const usual = `${header}.${payload}.${b64("sig")}`;
+    expect(decodedHeader(usual)).toBe(decodedHeader(`${header}.${b64('{"sub":"u2"}')}.${b64("sig")}`));
+    const long = `${b64(JSON.stringify({ alg: "HS256", pad: "x".repeat(1024) }))}.${payload}.${b64("sig")}`;
+    expect(decodedHeader(long)).not.toBe(decodedHeader(long));
+    expect(decodedHeader(long)).toEqual(decodedHeader(long));
+  });
 });

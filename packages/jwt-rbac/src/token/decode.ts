@@ -1,3 +1,4 @@
+import { getOrCreate } from "../get-or-create.js";
 import type { Base64UrlCodec } from "./base64url.js";
 
 /** The protected header fields the verifier looks at. Everything else (jwk, jku, x5u, x5c, ...) is ignored. */
@@ -32,19 +33,25 @@ function parseObject(text: string | undefined): Record<string, unknown> | undefi
 }
 
 // Issuers sign with a handful of distinct headers ({alg, kid, typ}); decoding each once saves a base64
-// decode and a JSON.parse per token. Bounded: cleared when full, so hostile headers cannot grow it.
+// decode and a JSON.parse per token. Bounded: cleared when full, so hostile headers cannot grow it. One per
+// codec, so a header one codec accepted is never served to the other (both run side by side in tests).
 const HEADER_CACHE_MAX = 64;
-const headerCache = new Map<string, JwsHeader>();
+/** Real headers are a few dozen characters; a longer one is decoded every time, never held (up to 64 × 4 MB). */
+const HEADER_CACHE_MAX_LENGTH = 1024;
+const headerCaches = new Map<Base64UrlCodec, Map<string, JwsHeader>>();
 
 function decodeHeader(segment: string, codec: Base64UrlCodec): JwsHeader | undefined {
+  const headerCache = getOrCreate(headerCaches, codec, () => new Map<string, JwsHeader>());
   const cached = headerCache.get(segment);
   if (cached !== undefined) return cached;
   const header = parseObject(codec.text(segment, 0, segment.length));
   if (header === undefined || typeof header.alg !== "string") return undefined;
   if (header.kid !== undefined && typeof header.kid !== "string") return undefined;
-  if (headerCache.size >= HEADER_CACHE_MAX) headerCache.clear();
   const frozen = Object.freeze(header) as JwsHeader;
-  headerCache.set(segment, frozen);
+  if (segment.length > HEADER_CACHE_MAX_LENGTH) return frozen;
+  if (headerCache.size >= HEADER_CACHE_MAX) headerCache.clear();
+  // A copy as the key: the slice would keep its whole token (up to maxTokenLength) alive with it.
+  headerCache.set(Array.from(segment).join(""), frozen);
   return frozen;
 }
 

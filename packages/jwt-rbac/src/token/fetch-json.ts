@@ -20,7 +20,8 @@ export class RemoteFetchError extends Error {
   }
 }
 
-const MAX_REDIRECTS = 3;
+/** A same-origin redirect (a moved path on the identity provider) is followed once; a second is refused. */
+const MAX_REDIRECTS = 1;
 const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /** https anywhere; plain http only to the local machine (development, tests). */
@@ -34,11 +35,12 @@ export function describeUrl(url: URL): string {
 }
 
 /**
- * A redirect is followed only to a URL this package would accept as configured, and never from https
- * to plain http: a redirect cannot downgrade the transport or leave the machine over plain http.
+ * A redirect is followed only within the origin (scheme, host and port) of the configured URL: that URL is
+ * the trust anchor, so a redirect on the identity provider's host cannot move the keys to another host, port
+ * or scheme (as jose, which follows none).
  */
 function redirectAllowed(from: URL, to: URL): boolean {
-  return isAllowedRemoteUrl(to) && !(from.protocol === "https:" && to.protocol !== "https:");
+  return to.origin === from.origin;
 }
 
 async function readBounded(response: Response, limits: FetchLimits, where: string): Promise<string> {
@@ -61,7 +63,7 @@ async function readBounded(response: Response, limits: FetchLimits, where: strin
 
 /**
  * GETs a JSON document with the global `fetch`: one timeout over the whole exchange, a size cap
- * enforced while streaming, redirects followed by hand (at most 3, see `redirectAllowed`).
+ * enforced while streaming, redirects followed by hand (at most one, same-origin, see `redirectAllowed`).
  */
 export async function fetchJson(
   url: URL,

@@ -19,3 +19,11 @@ export function readHeader(headers: HeadersInput, lowerName: string): string | u
   }
   return typeof value === "string" || value === undefined ? value : value.join(", ");
 }
+
+/** A CORS preflight (Fetch standard): `OPTIONS` with `Origin` and `Access-Control-Request-Method`. */
+export function isCorsPreflight(headers: HeadersInput): boolean {
+  return (
+    readHeader(headers, "origin") !== undefined &&
+    readHeader(headers, "access-control-request-method") !== undefined
+  );
+}

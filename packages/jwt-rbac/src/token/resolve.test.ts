@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
+import type { AuthError } from "../errors.js";
 import { TokenSource } from "../options.js";
 import { readHeader } from "./headers.js";
-import { readCookie, resolveToken } from "./resolve.js";
+import { REPEATED_COOKIE, readCookie, resolveToken } from "./resolve.js";
 
 const config = (tokenSource: TokenSource) => ({
   tokenSource,
@@ -23,6 +24,30 @@ describe("token resolution", () => {
     expect(readCookie('access_token="tok"', "access_token")).toBe("tok");
     expect(readCookie("xaccess_token=nope; access_token=yes", "access_token")).toBe("yes");
     expect(readCookie("a=1", "access_token")).toBeUndefined();
+    // Only SP and HTAB are trimmed: NBSP and U+FEFF belong to the name or the value.
+    expect(readCookie("\u00a0access_token=x", "access_token")).toBeUndefined();
+    expect(readCookie("access_token=\ufeffx\u00a0", "access_token")).toBe("\ufeffx\u00a0");
+    expect(
+      resolveToken(config(TokenSource.HEADER), "GET", { headers: { authorization: "Bearer \u00a0t\t" } }),
+    ).toBe("\u00a0t");
+  });
+
+  it("refuses a cookie named twice, and a token header sent twice (joined with a comma)", () => {
+    expect(readCookie("access_token=a; access_token=a", "access_token")).toBe(REPEATED_COOKIE);
+    expect(readCookie("access_token=; x=1; access_token=a", "access_token")).toBe(REPEATED_COOKIE);
+    for (const headers of [
+      { cookie: "access_token=a; access_token=b" },
+      { authorization: "Bearer a, Bearer b" },
+      { authorization: ["Bearer a", "Bearer a"] },
+      new Headers([
+        ["authorization", "Bearer a"],
+        ["authorization", "Bearer a"],
+      ]),
+    ]) {
+      const refused = resolveToken(config(TokenSource.BOTH), "GET", { headers });
+      expect(refused).toMatchObject({ status: 401, reason: "repeated_credentials" });
+      expect((refused as AuthError).wwwAuthenticate).toContain('error="invalid_request"');
+    }
   });
 
   it("takes the header first with BOTH, the cookie as fallback", () => {

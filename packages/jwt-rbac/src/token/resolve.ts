@@ -1,4 +1,4 @@
-import { type AuthError, invalidTokenError, missingTokenError } from "../errors.js";
+import { type AuthError, invalidTokenError, missingTokenError, repeatedCredentialsError } from "../errors.js";
 import { TokenSource } from "../options.js";
 import { type CsrfConfig, type CsrfRequest, crossSiteRefusal } from "./csrf.js";
 import { readHeader } from "./headers.js";
@@ -12,29 +12,48 @@ export interface TokenSourceConfig extends CsrfConfig {
   readonly cookieName: string;
 }
 
-/** The value of one cookie from a raw `Cookie` header (RFC 6265 syntax; first occurrence wins). */
-export function readCookie(cookieHeader: string, name: string): string | undefined {
+/** HTTP whitespace (SP, HTAB) at either end; `String.prototype.trim` would also strip NBSP, U+FEFF and the like. */
+const OWS = /^[ \t]+|[ \t]+$/g;
+const trimOws = (value: string) => value.replace(OWS, "");
+
+/** What `readCookie` answers for a `Cookie` header that names the cookie more than once. */
+export const REPEATED_COOKIE: unique symbol = Symbol("repeated cookie");
+
+/**
+ * The value of one cookie from a raw `Cookie` header (RFC 6265 syntax), or `REPEATED_COOKIE` when the name
+ * occurs twice: a sibling subdomain can set a second cookie of the same name (cookie tossing), and which
+ * one comes first depends on the browser, so neither is trusted.
+ */
+export function readCookie(cookieHeader: string, name: string): string | undefined | typeof REPEATED_COOKIE {
+  let found: string | undefined;
   let start = 0;
   while (start < cookieHeader.length) {
     let end = cookieHeader.indexOf(";", start);
     if (end < 0) end = cookieHeader.length;
     const eq = cookieHeader.indexOf("=", start);
-    if (eq > start && eq < end && cookieHeader.slice(start, eq).trim() === name) {
-      let value = cookieHeader.slice(eq + 1, end).trim();
+    if (eq > start && eq < end && trimOws(cookieHeader.slice(start, eq)) === name) {
+      let value = trimOws(cookieHeader.slice(eq + 1, end));
       if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
-      return value;
+      if (found !== undefined) return REPEATED_COOKIE;
+      found = value;
     }
     start = end + 1;
   }
-  return undefined;
+  return found;
 }
 
-function fromHeader(value: string): string | AuthError {
+function fromHeader(value: string, headerName: string): string | AuthError {
+  // A token is base64url and dots: a comma is where `Headers` (and the Node adapters) join a repeated header.
+  if (value.includes(",")) {
+    return repeatedCredentialsError(
+      `Invalid request: the ${headerName} header must be sent once, with one token`,
+    );
+  }
   const space = value.indexOf(" ");
   if (space < 0 || value.slice(0, space).toLowerCase() !== "bearer") {
     return invalidTokenError("invalid_scheme", "Invalid token: authorization scheme must be Bearer");
   }
-  const token = value.slice(space + 1).trim();
+  const token = trimOws(value.slice(space + 1));
   return token === "" ? invalidTokenError("malformed", "Invalid token: malformed JWT") : token;
 }
 
@@ -56,13 +75,17 @@ export function resolveToken(
   const { headers, cookies } = request;
   if (tokenSource !== TokenSource.COOKIE) {
     const header = readHeader(headers, config.tokenHeaderKey);
-    if (header !== undefined) return fromHeader(header);
+    if (header !== undefined) return fromHeader(header, config.tokenHeaderName);
   }
   if (tokenSource !== TokenSource.HEADER) {
     let cookie = cookies?.[cookieName];
     if (cookie === undefined && cookies === undefined) {
       const cookieHeader = readHeader(headers, "cookie");
-      if (cookieHeader !== undefined) cookie = readCookie(cookieHeader, cookieName);
+      const read = cookieHeader === undefined ? undefined : readCookie(cookieHeader, cookieName);
+      if (read === REPEATED_COOKIE) {
+        return repeatedCredentialsError(`Invalid request: the '${cookieName}' cookie must be sent once`);
+      }
+      cookie = read;
     }
     if (cookie !== undefined && cookie !== "") return crossSiteRefusal(config, method, request) ?? cookie;
   }

@@ -1,0 +1,8 @@
+import { describe, vi } from "vitest";
+import { hostileRequestSuite } from "./fixtures/hostile-requests.js";
+
+// The package's core resolves its platform to the Node one in tests (vitest.config.ts), as the `node` export
+// condition does; here the WebCrypto platform (the build Bun, Deno and Workers get) takes its place.
+vi.mock("../src/node/platform.js", async () => await import("../src/platform.js"));
+
+describe("hostile requests, WebCrypto build", () => hostileRequestSuite("webcrypto"));
