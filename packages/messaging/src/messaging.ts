@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import { type Logger, loggerOption } from "@agent-platform/common";
+import { type LoggerOption, loggerOption } from "@agent-platform/common";
 import type { Sql } from "postgres";
 import type { AgentHandler } from "./agents/agent.js";
 import { echoAgent } from "./agents/echo.js";
@@ -58,7 +58,7 @@ export interface MessagingOptions {
   channels: readonly Channel[];
   /** Answers each message. Default: the echo agent. */
   agent?: AgentHandler;
-  logger?: Logger;
+  logger?: LoggerOption | undefined;
   worker?: WorkerOptions;
   commit?: CommitOptions;
   /**
