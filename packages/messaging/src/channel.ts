@@ -99,6 +99,16 @@ export interface Channel extends ChannelRoute {
   readonly webhookPath: string;
   /** Fixed reply for message types the channel does not support. */
   readonly unsupportedReply: string;
+  /**
+   * The longest one `send` may take (its timeout): a worker's lease must outlast it, or another worker
+   * could claim the message mid-send and answer it twice. `createMessaging` checks `worker.leaseMs` against it.
+   */
+  readonly sendTimeoutMs?: number | undefined;
+  /**
+   * Set when the channel accepts requests it cannot authenticate (a development setting), naming the
+   * option that made it so: `createMessaging` refuses such a channel in production and warns elsewhere.
+   */
+  readonly unauthenticated?: string | undefined;
   /** Subscription handshake from the query of a GET on the webhook path; absent: GET is not allowed. */
   verifyHandshake?(query: URLSearchParams): Promise<HandshakeResult>;
   /**

@@ -15,6 +15,7 @@ export type {
   HeaderReader,
   InboundMedia,
   InboundMessage,
+  InvalidMessage,
   OutboundReply,
   ParsedDelivery,
 } from "./channel.js";
@@ -54,5 +55,6 @@ export {
   type MessagingOptions,
   type WorkerOptions,
 } from "./messaging.js";
+export { ENVIRONMENTS, type Environment } from "./options.js";
 export { INBOX_SCOPE, type MessagingRoutePolicy, messagingRoutePolicy } from "./routes.js";
 export { MAX_WEBHOOK_BODY_BYTES, type WebhookRequest, type WebhookResponse } from "./webhook.js";

@@ -37,6 +37,8 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): Channel 
   return {
     ...WHATSAPP_ROUTE,
     unsupportedReply: "Sorry, that message type is not supported yet.",
+    sendTimeoutMs: options.apiTimeoutMs,
+    unauthenticated: options.appSecret === undefined ? "skipSignatureValidation: true" : undefined,
 
     verifyHandshake(query) {
       return verifyWhatsAppHandshake(query, options.verifyToken);
