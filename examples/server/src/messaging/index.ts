@@ -1,8 +1,8 @@
 import {
   type AgentHandler,
-  type Channel,
   createHttpAgent,
   createMessaging,
+  type Environment,
   echoAgent,
   type Messaging,
   messagingRoutePolicy,
@@ -11,7 +11,6 @@ import { messagingRoutes } from "@agent-platform/messaging/hono";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Logger } from "pino";
 import type { Sql } from "postgres";
-import { invalidEnv } from "../config.js";
 import { channelsFromEnv } from "./channels.js";
 import type { MessagingConfig } from "./config.js";
 
@@ -27,7 +26,8 @@ export interface ServerMessagingDeps {
   /** The platform database (`default`). */
   sql: Sql;
   logger: Logger;
-  production: boolean;
+  /** PLATFORM_ENV: in production an unauthenticated channel is refused (by the package). */
+  environment: Environment;
   /**
    * Whether other processes may share the database (real PostgreSQL): then the workers also LISTEN for
    * the rows they store. Embedded PGlite is one process's.
@@ -39,13 +39,13 @@ export interface ServerMessagingDeps {
 
 /**
  * The server's messaging, wired from its environment: each channel whose variables are set (the others
- * only get `GET /{channel}/status` saying they are not). Throws a ConfigError for a partial or
- * unsafe configuration, naming the variables.
+ * only get `GET /{channel}/status` saying they are not). Throws a ConfigError for a partial configuration,
+ * naming the variables, and passes on the package's for an unsafe one (a lease shorter than a call, an
+ * unauthenticated channel in production), which names the option.
  */
 export async function wireMessaging(deps: ServerMessagingDeps): Promise<ServerMessaging> {
-  const { config, production } = deps;
-  const channels = channelsFromEnv(config, production, deps.logger);
-  checkLeaseOutlastsCalls(config, channels, deps.agent === undefined && config.AGENT_URL !== undefined);
+  const { config } = deps;
+  const channels = channelsFromEnv(config, deps.logger);
   const agent =
     deps.agent ??
     (config.AGENT_URL === undefined ? echoAgent : createHttpAgent(config.AGENT_URL, config.AGENT_TIMEOUT_MS));
@@ -65,37 +65,9 @@ export async function wireMessaging(deps: ServerMessagingDeps): Promise<ServerMe
     },
     commit: { maxBatch: config.MESSAGING_COMMIT_MAX_BATCH, maxWaitMs: config.MESSAGING_COMMIT_MAX_WAIT_MS },
     listen: deps.sharedDatabase,
+    environment: deps.environment,
   });
   return { ...messaging, routes: messagingRoutes(messaging) };
-}
-
-const API_TIMEOUT_VARIABLE: Readonly<Record<string, keyof MessagingConfig>> = {
-  whatsapp: "WHATSAPP_API_TIMEOUT_MS",
-  slack: "SLACK_API_TIMEOUT_MS",
-  telegram: "TELEGRAM_API_TIMEOUT_MS",
-};
-
-/**
- * A worker's lease must outlast each call it makes while holding it (the agent, each send): a lease that
- * ran out mid-call would let another worker claim the message and answer it a second time.
- */
-function checkLeaseOutlastsCalls(config: MessagingConfig, channels: Channel[], httpAgent: boolean): void {
-  const calls: [string, number][] = channels.flatMap((channel) => {
-    const variable = API_TIMEOUT_VARIABLE[channel.name];
-    return variable === undefined ? [] : [[variable, Number(config[variable])] as [string, number]];
-  });
-  if (httpAgent) calls.push(["AGENT_TIMEOUT_MS", config.AGENT_TIMEOUT_MS]);
-  const lease = config.MESSAGING_VISIBILITY_TIMEOUT_MS;
-  const outlasting = calls.filter(([, timeoutMs]) => timeoutMs >= lease);
-  if (outlasting.length > 0) {
-    throw invalidEnv(
-      outlasting.map(
-        ([variable, timeoutMs]) =>
-          `MESSAGING_VISIBILITY_TIMEOUT_MS (${lease}) must be longer than ${variable} (${timeoutMs}): a lease that runs out during the call lets another worker answer the message again`,
-      ),
-      "MESSAGING_VISIBILITY_TIMEOUT_MS",
-    );
-  }
 }
 
 /** The messaging routes' JWT policy: webhook and status paths excluded, the inbox listings mapped. */
