@@ -49,44 +49,48 @@ function post(url: string, id: string): Promise<Response> {
   });
 }
 
-/** The messaging of one test, its inbox migrated, with the worker idle (its agent never gets a row in time). */
-async function served(database: TestDatabase, sql: ReturnType<typeof connect>): Promise<ServedMessaging> {
-  return serveMessaging({
-    sql,
-    channels: [
-      whatsapp({
-        appSecret: APP_SECRET,
-        accessToken: "a",
-        phoneNumberId: "1",
-        apiBaseUrl: "http://127.0.0.1:9",
-      }),
-    ],
-    worker: { startDelayMs: 3_600_000 },
-    commit: { maxWaitMs: 10_000 },
-    environment: database.kind === "pglite" ? "test" : "production",
+/**
+ * A fresh database per test, and createMessaging on it served over HTTP with its inbox migrated and its
+ * worker idle (nothing here is to be answered).
+ */
+function useServed(fresh: () => Promise<TestDatabase>) {
+  const current = {} as {
+    database: TestDatabase;
+    sql: ReturnType<typeof connect>;
+    messaging: ServedMessaging;
+  };
+  beforeEach(async () => {
+    current.database = await fresh();
+    current.sql = connect(current.database);
+    current.messaging = await serveMessaging({
+      sql: current.sql,
+      channels: [
+        whatsapp({
+          appSecret: APP_SECRET,
+          accessToken: "a",
+          phoneNumberId: "1",
+          apiBaseUrl: "http://127.0.0.1:9",
+        }),
+      ],
+      worker: { startDelayMs: 3_600_000 },
+      commit: { maxWaitMs: 10_000 },
+    });
   });
+  afterEach(async () => {
+    await current.messaging.close();
+    await current.sql.end();
+    await current.database.drop();
+  });
+  return current;
 }
 
 describe.each(DATABASES)("the webhook's answer and its insert, on $name", ({ fresh }) => {
-  let database: TestDatabase;
-  let sql: ReturnType<typeof connect>;
-  let messaging: ServedMessaging;
-
-  beforeEach(async () => {
-    database = await fresh();
-    sql = connect(database);
-    messaging = await served(database, sql);
-  });
-  afterEach(async () => {
-    await messaging.close();
-    await sql.end();
-    await database.drop();
-  });
+  const current = useServed(fresh);
 
   const stored = async () =>
-    (await sql<{ message_id: string }[]>`SELECT message_id FROM messaging.inbox ORDER BY message_id`).map(
-      (row) => row.message_id,
-    );
+    (
+      await current.sql<{ message_id: string }[]>`SELECT message_id FROM messaging.inbox ORDER BY message_id`
+    ).map((row) => row.message_id);
 
   it.each([
     ["an error of the database's state (raise_exception)", "P0001"],
@@ -94,13 +98,13 @@ describe.each(DATABASES)("the webhook's answer and its insert, on $name", ({ fre
   ])(
     "is 503 with nothing stored when the insert fails with %s, and 200 once it can commit",
     async (_, code) => {
-      await sql.unsafe(`
+      await current.sql.unsafe(`
       CREATE FUNCTION messaging.refuse_insert() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN RAISE EXCEPTION 'insert refused by the test' USING ERRCODE = '${code}'; END $$;
       CREATE TRIGGER refuse_insert BEFORE INSERT ON messaging.inbox
         FOR EACH ROW EXECUTE FUNCTION messaging.refuse_insert();
     `);
-      const refused = await post(messaging.url, "wamid.refused");
+      const refused = await post(current.messaging.url, "wamid.refused");
       expect(refused.status).toBe(503);
       expect(await refused.json()).toEqual({
         detail: "Inbox unavailable, retry later",
@@ -108,10 +112,10 @@ describe.each(DATABASES)("the webhook's answer and its insert, on $name", ({ fre
       });
       expect(await stored()).toEqual([]);
 
-      await sql.unsafe(
+      await current.sql.unsafe(
         "DROP TRIGGER refuse_insert ON messaging.inbox; DROP FUNCTION messaging.refuse_insert();",
       );
-      const accepted = await post(messaging.url, "wamid.refused");
+      const accepted = await post(current.messaging.url, "wamid.refused");
       expect(accepted.status).toBe(200);
       expect(await stored()).toEqual(["wamid.refused"]);
     },
@@ -121,39 +125,26 @@ describe.each(DATABASES)("the webhook's answer and its insert, on $name", ({ fre
 describe.skipIf(TEST_DATABASE_URL === undefined)(
   "the webhook's answer waits for its commit (PostgreSQL)",
   () => {
-    let database: TestDatabase;
-    let sql: ReturnType<typeof connect>;
-    let messaging: ServedMessaging;
-
-    beforeEach(async () => {
-      database = await freshPostgres();
-      sql = connect(database);
-      messaging = await served(database, sql);
-    });
-    afterEach(async () => {
-      await messaging.close();
-      await sql.end();
-      await database.drop();
-    });
+    const current = useServed(freshPostgres);
 
     /** The response of a POST, and whether it has arrived yet. */
     function pending(id: string) {
       const state = { settled: false };
-      const response = post(messaging.url, id).finally(() => {
+      const response = post(current.messaging.url, id).finally(() => {
         state.settled = true;
       });
       return { state, response };
     }
 
     it("answers nothing while the insert waits on a lock held by another session, then 200 with the row committed", async () => {
-      const lock = await blockInboxWrites(database.url);
+      const lock = await blockInboxWrites(current.database.url);
       try {
         const { state, response } = pending("wamid.slow");
         await lock.waitForBlockedInsert();
         // The insert is in the database, waiting: an answer now would come before the commit.
         await new Promise((resolve) => setTimeout(resolve, 500));
         expect(state.settled).toBe(false);
-        const observer = connect(database);
+        const observer = connect(current.database);
         try {
           expect(await observer`SELECT 1 FROM messaging.inbox`).toHaveLength(0);
         } finally {
@@ -164,7 +155,7 @@ describe.skipIf(TEST_DATABASE_URL === undefined)(
         expect(answer.status).toBe(200);
         expect(await answer.json()).toEqual({ status: "accepted", received: 1, duplicates: 0 });
         // Committed by the time the answer arrived: another session sees the row.
-        const after = connect(database);
+        const after = connect(current.database);
         try {
           expect(await after`SELECT message_id FROM messaging.inbox`).toEqual([{ message_id: "wamid.slow" }]);
         } finally {
@@ -176,7 +167,7 @@ describe.skipIf(TEST_DATABASE_URL === undefined)(
     });
 
     it("answers 503, nothing stored, when the waiting insert's session is killed", async () => {
-      const lock = await blockInboxWrites(database.url);
+      const lock = await blockInboxWrites(current.database.url);
       try {
         const { state, response } = pending("wamid.killed");
         const pid = await lock.waitForBlockedInsert();
@@ -187,7 +178,7 @@ describe.skipIf(TEST_DATABASE_URL === undefined)(
       } finally {
         await lock.release();
       }
-      expect(await sql`SELECT 1 FROM messaging.inbox`).toHaveLength(0);
+      expect(await current.sql`SELECT 1 FROM messaging.inbox`).toHaveLength(0);
     });
   },
 );
