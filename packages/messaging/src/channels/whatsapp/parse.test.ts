@@ -48,6 +48,41 @@ describe("parseWhatsAppDelivery", () => {
     });
   });
 
+  it("reads an empty or null identifier as absent, and passes over contacts and statuses of another shape", () => {
+    const parsed = parseWhatsAppDelivery(
+      {
+        object: "whatsapp_business_account",
+        entry: [
+          {
+            changes: [
+              {
+                value: {
+                  contacts: { user_id: "US.9" },
+                  statuses: "retyped",
+                  messages: [
+                    { id: "a", from: "", from_user_id: "US.1", type: "text", text: { body: "A" } },
+                    { id: "b", from: null, from_user_id: "US.2", type: "text", text: { body: "B" } },
+                    { id: "c", from: null, from_user_id: "", type: "text", text: { body: "C" } },
+                  ],
+                },
+              },
+            ],
+          },
+        ],
+      },
+      ACCOUNT,
+    );
+    expect(parsed).toMatchObject({
+      kind: "events",
+      statuses: 0,
+      messages: [
+        { id: "a", from: "US.1" },
+        { id: "b", from: "US.2" },
+      ],
+      invalid: [{ id: "c", reason: expect.stringMatching(/messages\.2: no sender/) }],
+    });
+  });
+
   it.each([
     ["entry not an array", { entry: {} }],
     ["a body that is not an object", null],

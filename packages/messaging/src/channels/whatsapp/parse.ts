@@ -11,22 +11,27 @@ const WHATSAPP_OBJECT = "whatsapp_business_account";
 const messageSchema = z.looseObject({
   id: z.string().min(1),
   type: z.string().min(1),
-  from: z.string().min(1).optional(),
-  from_user_id: z.string().min(1).optional(),
+  // Absent, null and "" all mean "not given": the other identifier may still name the sender.
+  from: z.string().nullish(),
+  from_user_id: z.string().nullish(),
 });
 
 /** A delivery's `contacts[]` entry: the phone number (`wa_id`) and the BSUID (`user_id`), each optional. */
 const contactSchema = z.looseObject({
-  wa_id: z.string().min(1).optional(),
-  user_id: z.string().min(1).optional(),
+  wa_id: z.string().nullish(),
+  user_id: z.string().nullish(),
 });
 
-/** One change's value; its messages are checked one by one, so one bad message costs only itself. */
+/**
+ * One change's value; its messages are checked one by one, so one bad message costs only itself. Only what
+ * the messages need is strict (the account that replies): contacts and statuses of another shape are
+ * passed over, never a reason to refuse the messages beside them.
+ */
 const valueSchema = z.looseObject({
   metadata: z.looseObject({ phone_number_id: z.string().min(1) }).optional(),
-  contacts: z.array(z.unknown()).optional(),
+  contacts: z.unknown().optional(),
   messages: z.array(z.unknown()).optional(),
-  statuses: z.array(z.unknown()).optional(),
+  statuses: z.unknown().optional(),
 });
 
 /** A system message (a user changed their number or their user id): recorded, never answered. */
@@ -34,8 +39,8 @@ const systemSchema = z.looseObject({
   system: z
     .looseObject({
       body: z.string().optional(),
-      wa_id: z.string().min(1).optional(),
-      user_id: z.string().min(1).optional(),
+      wa_id: z.string().nullish(),
+      user_id: z.string().nullish(),
     })
     .optional(),
 });
@@ -112,7 +117,8 @@ function parseChange(change: unknown, path: string, fallbackAccountId: string, p
     parsed.invalid.push({ reason: issueAt(`${path}.value`, value.error), raw: change.value });
     return;
   }
-  parsed.statuses += value.data.statuses?.length ?? 0;
+  const { statuses } = value.data;
+  parsed.statuses += Array.isArray(statuses) ? statuses.length : 0;
   const accountId = value.data.metadata?.phone_number_id ?? fallbackAccountId;
   const contact = soleContact(value.data.contacts);
   (value.data.messages ?? []).forEach((raw: unknown, k) => {
@@ -142,13 +148,13 @@ function inboundOf(
   contact: string | undefined,
 ): InboundMessage | undefined {
   // The phone number when there is one: Meta asks businesses to keep sending to numbers they know.
-  const sender = message.from ?? message.from_user_id ?? contact;
+  const sender = given(message.from) ?? given(message.from_user_id) ?? contact;
   const base = { id: message.id, accountId, type: message.type, raw: message };
   if (message.type === "system") {
     const system = systemSchema.safeParse(message);
     const details = system.success ? system.data.system : undefined;
     // A system message may name only the user's new id; it is never answered, so any sender will do.
-    const from = sender ?? details?.wa_id ?? details?.user_id ?? "";
+    const from = sender ?? given(details?.wa_id) ?? given(details?.user_id) ?? "";
     return { ...base, from, text: details?.body ?? "", supported: false, notice: true };
   }
   if (sender === undefined) return undefined;
@@ -163,10 +169,15 @@ function inboundOf(
 }
 
 /** The sender named by a change's contacts, when it has exactly one (a user message names one contact). */
-function soleContact(contacts: readonly unknown[] | undefined): string | undefined {
-  if (contacts?.length !== 1) return undefined;
+function soleContact(contacts: unknown): string | undefined {
+  if (!Array.isArray(contacts) || contacts.length !== 1) return undefined;
   const contact = contactSchema.safeParse(contacts[0]);
-  return contact.success ? (contact.data.wa_id ?? contact.data.user_id) : undefined;
+  return contact.success ? (given(contact.data.wa_id) ?? given(contact.data.user_id)) : undefined;
+}
+
+/** A string identifier, or undefined for one that is absent, null or empty. */
+function given(value: string | null | undefined): string | undefined {
+  return value === null || value === "" ? undefined : value;
 }
 
 /** The id, sender and type of a message that failed its schema, where they are strings: for the inbox row. */
