@@ -1,9 +1,12 @@
 import {
   type AgentHandler,
+  type Channel,
+  type ConfigError,
   createHttpAgent,
   createMessaging,
   type Environment,
   echoAgent,
+  isConfigError,
   type Messaging,
   messagingRoutePolicy,
 } from "@agent-platform/messaging";
@@ -11,6 +14,7 @@ import { messagingRoutes } from "@agent-platform/messaging/hono";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Logger } from "pino";
 import type { Sql } from "postgres";
+import { invalidEnv } from "../config.js";
 import { channelsFromEnv } from "./channels.js";
 import type { MessagingConfig } from "./config.js";
 
@@ -40,16 +44,24 @@ export interface ServerMessagingDeps {
 /**
  * The server's messaging, wired from its environment: each channel whose variables are set (the others
  * only get `GET /{channel}/status` saying they are not). Throws a ConfigError for a partial configuration,
- * naming the variables, and passes on the package's for an unsafe one (a lease shorter than a call, an
- * unauthenticated channel in production), which names the option.
+ * naming the variables; the package's refusal of an unsafe one (a lease shorter than a call, an
+ * unauthenticated channel in production) comes with the variables that set what it names.
  */
 export async function wireMessaging(deps: ServerMessagingDeps): Promise<ServerMessaging> {
   const { config } = deps;
   const channels = channelsFromEnv(config, deps.logger);
+  const messaging = await createServerMessaging(deps, channels).catch((error: unknown) => {
+    throw isConfigError(error) && error.component === "messaging" ? inVariables(error) : error;
+  });
+  return { ...messaging, routes: messagingRoutes(messaging) };
+}
+
+function createServerMessaging(deps: ServerMessagingDeps, channels: Channel[]): Promise<Messaging> {
+  const { config } = deps;
   const agent =
     deps.agent ??
     (config.AGENT_URL === undefined ? echoAgent : createHttpAgent(config.AGENT_URL, config.AGENT_TIMEOUT_MS));
-  const messaging = await createMessaging({
+  return createMessaging({
     sql: deps.sql,
     channels,
     agent,
@@ -67,7 +79,33 @@ export async function wireMessaging(deps: ServerMessagingDeps): Promise<ServerMe
     listen: deps.sharedDatabase,
     environment: deps.environment,
   });
-  return { ...messaging, routes: messagingRoutes(messaging) };
+}
+
+/** What the package calls an option or a setting, and the variable an operator sets it with. */
+const VARIABLES: readonly (readonly [string, string])[] = [
+  ["worker.leaseMs", "MESSAGING_VISIBILITY_TIMEOUT_MS"],
+  ["the whatsapp channel's apiTimeoutMs", "WHATSAPP_API_TIMEOUT_MS"],
+  ["the slack channel's apiTimeoutMs", "SLACK_API_TIMEOUT_MS"],
+  ["the telegram channel's apiTimeoutMs", "TELEGRAM_API_TIMEOUT_MS"],
+  ["the agent's timeoutMs", "AGENT_TIMEOUT_MS"],
+  ["whatsapp skipSignatureValidation", "WHATSAPP_APP_SECRET"],
+  ["telegram allowUnauthenticated", "TELEGRAM_WEBHOOK_SECRET_TOKEN"],
+];
+
+/**
+ * The package's refusal names its options; the operator sets variables. Each problem keeps its words and
+ * gets the variables it is about, so the one line at startup says what to change.
+ */
+function inVariables(error: ConfigError): ConfigError {
+  const named = new Set<string>();
+  const problems = error.problems.map((problem) => {
+    const variables = VARIABLES.filter(([phrase]) => problem.includes(phrase)).map(
+      ([, variable]) => variable,
+    );
+    for (const variable of variables) named.add(variable);
+    return variables.length === 0 ? problem : `${problem} (set with ${variables.join(", ")})`;
+  });
+  return invalidEnv(problems, named.size === 1 ? [...named][0] : undefined);
 }
 
 /** The messaging routes' JWT policy: webhook and status paths excluded, the inbox listings mapped. */

@@ -38,7 +38,9 @@ describe("channel configuration", () => {
         },
         true,
       ),
-    ).rejects.toThrow(/whatsapp skipSignatureValidation: true is refused in production/);
+    ).rejects.toThrow(
+      /whatsapp skipSignatureValidation: true is refused in production.*\(set with WHATSAPP_APP_SECRET\)/,
+    );
   });
 
   it("names the variable of a bad value", () => {
