@@ -204,7 +204,7 @@ function checkOptions(options: MessagingOptions): CheckedOptions {
       if (channel.unauthenticated !== undefined) {
         checks.problem(
           channel.name,
-          `${channel.unauthenticated} is refused in production: anyone could post messages. Configure its secret, or pass environment: "development"`,
+          `${channel.unauthenticated} is refused in production: anyone could post messages. Configure its secret, or run it outside production (environment: "development")`,
         );
       }
     }
