@@ -123,7 +123,7 @@ export async function startServer(
       config: config.messaging,
       sql: platformDatabase.sql,
       logger: logger.child({ component: "messaging" }),
-      production: config.env === "production",
+      environment: config.env,
       sharedDatabase: !platformDatabase.embedded,
     });
     const auth = jwtRbac(jwtOptions(config, devKey, logger));

@@ -49,9 +49,10 @@ describe("loggerOption", () => {
   });
 
   it.each([
-    ["a function (the migrator's old logger)", () => {}, "debug, info, warn, error, child"],
-    ["console-like, without child", { debug() {}, info() {}, warn() {}, error() {} }, "child"],
-    ["null", null, "debug, info, warn, error, child"],
+    ["a function (the migrator's old logger)", () => {}, "missing debug, info, warn, error"],
+    ["a logger without debug", { info() {}, warn() {}, error() {}, child() {} }, "missing debug"],
+    ["null", null, "missing debug, info, warn, error"],
+    ["a child that is not a function", { debug() {}, info() {}, warn() {}, error() {}, child: 1 }, "child"],
   ])("refuses %s with a ConfigError naming the component and what is missing", (_, value, missing) => {
     let thrown: unknown;
     try {
@@ -61,7 +62,7 @@ describe("loggerOption", () => {
     }
     expect(thrown).toBeInstanceOf(ConfigError);
     expect(thrown).toMatchObject({ component: "jwt-rbac", option: "logger" });
-    expect((thrown as Error).message).toContain(`missing ${missing}`);
+    expect((thrown as Error).message).toContain(missing);
   });
 
   it("the silent logger's children are silent too", () => {

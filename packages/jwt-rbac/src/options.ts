@@ -1,4 +1,4 @@
-import type { Logger } from "@agent-platform/common";
+import type { LoggerOption } from "@agent-platform/common";
 import type { JSONWebKeySet } from "jose";
 
 /** Where the token is read from. */
@@ -118,8 +118,11 @@ export interface JwtRbacOptions {
   adminScope?: string;
   unmappedRoutes?: "allow" | "deny";
   cache?: Partial<CacheOptions> | false;
-  /** Where warnings (skipped keys, key sets unavailable) and refusals (debug) go; pino's shape. Default: silent. */
-  logger?: Logger;
+  /**
+   * Where warnings (skipped keys, key sets unavailable) and refusals (debug) go: pino, `console`, any logger
+   * with debug, info, warn and error; `child` is used when present. Default: silent.
+   */
+  logger?: LoggerOption;
   /**
    * Whether route literals match case-sensitively. Default `true`, except in the Express adapter, where
    * it defaults to `false` as Express routing does, so `/AGENTS` meets the `/agents` mappings.

@@ -44,7 +44,30 @@ export interface InboundMessage {
   media?: InboundMedia;
   /** False for types the channel cannot hand to an agent; they get a fixed reply instead. */
   supported: boolean;
+  /**
+   * True for an event about the conversation rather than something the user wrote (WhatsApp's system
+   * messages: a changed number or user id): stored for the record, handed to no agent, never answered.
+   */
+  notice?: boolean;
   /** The message exactly as the chat product sent it. */
+  raw: unknown;
+}
+
+/**
+ * A message (or an event, or a part of a delivery holding messages) that fails its channel's schema: a
+ * chat product that renames, drops or retypes a field must not cost the delivery's other messages. It
+ * is stored as a `rejected` row with its reason and, within the message limits, its content, and never
+ * answered; the delivery is still acknowledged.
+ */
+export interface InvalidMessage {
+  /** Its id when it has a string one; otherwise the inbox keys it by a hash of its content. */
+  id?: string | undefined;
+  accountId?: string | undefined;
+  from?: string | undefined;
+  type?: string | undefined;
+  /** Where and what, e.g. `entry.0.changes.0.value.messages.1: no sender`. */
+  reason: string;
+  /** As the chat product sent it. */
   raw: unknown;
 }
 
@@ -53,7 +76,13 @@ export type ParsedDelivery =
   | { kind: "ignored" }
   /** A handshake carried in a POST body (Slack's `url_verification`): answered with the challenge. */
   | { kind: "challenge"; challenge: string }
-  | { kind: "events"; messages: InboundMessage[]; statuses: number };
+  | {
+      kind: "events";
+      messages: InboundMessage[];
+      /** What failed the schema; stored as rejected. */
+      invalid?: InvalidMessage[] | undefined;
+      statuses: number;
+    };
 
 /** A reply to one inbound message. */
 export interface OutboundReply {
@@ -70,6 +99,16 @@ export interface Channel extends ChannelRoute {
   readonly webhookPath: string;
   /** Fixed reply for message types the channel does not support. */
   readonly unsupportedReply: string;
+  /**
+   * The longest one `send` may take (its timeout): a worker's lease must outlast it, or another worker
+   * could claim the message mid-send and answer it twice. `createMessaging` checks `worker.leaseMs` against it.
+   */
+  readonly sendTimeoutMs?: number | undefined;
+  /**
+   * Set when the channel accepts requests it cannot authenticate (a development setting), naming the
+   * option that made it so: `createMessaging` refuses such a channel in production and warns elsewhere.
+   */
+  readonly unauthenticated?: string | undefined;
   /** Subscription handshake from the query of a GET on the webhook path; absent: GET is not allowed. */
   verifyHandshake?(query: URLSearchParams): Promise<HandshakeResult>;
   /**
@@ -77,7 +116,10 @@ export interface Channel extends ChannelRoute {
    * promise: the checks run on WebCrypto, whose operations are asynchronous on every runtime.
    */
   authenticate(headers: HeaderReader, rawBody: Uint8Array): Promise<boolean>;
-  /** Every message of a delivery; throws InvalidPayloadError for a body of the wrong shape. */
+  /**
+   * Every message of a delivery, and every part that fails the channel's schema as `invalid`. Throws
+   * InvalidPayloadError (answered 400) only for a body that is not the channel's envelope at all.
+   */
   parseDelivery(body: unknown): ParsedDelivery;
   /** Splits a reply into the messages the chat product accepts (length limit). */
   splitReply(text: string): string[];

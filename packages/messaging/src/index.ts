@@ -1,5 +1,11 @@
 // The platform's shared configuration error and logger shape, so a user of this package needs no other import.
-export { ConfigError, isConfigError, type Logger, type LogMethod } from "@agent-platform/common";
+export {
+  ConfigError,
+  isConfigError,
+  type Logger,
+  type LoggerOption,
+  type LogMethod,
+} from "@agent-platform/common";
 export type { AgentHandler, AgentMessage } from "./agents/agent.js";
 export { echoAgent } from "./agents/echo.js";
 export { createHttpAgent } from "./agents/http.js";
@@ -9,6 +15,7 @@ export type {
   HeaderReader,
   InboundMedia,
   InboundMessage,
+  InvalidMessage,
   OutboundReply,
   ParsedDelivery,
 } from "./channel.js";
@@ -48,5 +55,6 @@ export {
   type MessagingOptions,
   type WorkerOptions,
 } from "./messaging.js";
+export { ENVIRONMENTS, type Environment } from "./options.js";
 export { INBOX_SCOPE, type MessagingRoutePolicy, messagingRoutePolicy } from "./routes.js";
 export { MAX_WEBHOOK_BODY_BYTES, type WebhookRequest, type WebhookResponse } from "./webhook.js";

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { InboundMessage } from "./channel.js";
+import type { InboundMessage, InvalidMessage } from "./channel.js";
 
 /**
  * The bounds every inbound message must stay within, whatever its channel. They are checked per message at
@@ -24,18 +24,32 @@ export const MESSAGE_LIMITS = {
  */
 export const MAX_ANSWER_BYTES = 1024 * 1024;
 
-/** A message that broke a limit: stored as a `rejected` row (never answered) so the operator can see it. */
+/**
+ * A message that broke a limit or failed its channel's schema: stored as a `rejected` row (never answered)
+ * so the operator can see it.
+ */
 export interface RejectedMessage {
-  /** The message id, or `sha256:<hex of the id>` when the id itself is too long to be a key. */
+  /**
+   * The message id; `sha256:<hex of the id>` when the id itself is too long to be a key; `content:sha256:<hex>`
+   * of the message's JSON for a message without an id (so a redelivery of it is a duplicate).
+   */
   key: string;
   accountId: string;
   from: string;
   type: string;
   reason: string;
+  /** A message that failed its schema, as the chat product sent it, when it is within the limits. */
+  raw?: unknown;
 }
 
-/** Splits a delivery's messages into those within the limits and those to record as rejected. */
-export function boundMessages(messages: readonly InboundMessage[]): {
+/**
+ * Splits a delivery's messages into those within the limits and those to record as rejected, which
+ * include every message that failed its channel's schema (`invalid`).
+ */
+export function boundMessages(
+  messages: readonly InboundMessage[],
+  invalid: readonly InvalidMessage[] = [],
+): {
   accepted: InboundMessage[];
   rejected: RejectedMessage[];
 } {
@@ -46,7 +60,41 @@ export function boundMessages(messages: readonly InboundMessage[]): {
     if (reason === undefined) accepted.push(message);
     else rejected.push(rejectionOf(message, reason));
   }
+  for (const each of invalid) rejected.push(rejectionOfInvalid(each));
   return { accepted, rejected };
+}
+
+/**
+ * The row of a message that failed its schema. Its content is kept when it is within the limits (its
+ * nesting and strings bounded, so JSON.stringify cannot overflow), and keys it when it has no id.
+ */
+function rejectionOfInvalid(invalid: InvalidMessage): RejectedMessage {
+  const { maxKeyLength, maxMessageBytes } = MESSAGE_LIMITS;
+  const shape = measureShape(invalid.raw);
+  let json: string | undefined;
+  if (shape.violation === undefined) {
+    const text = JSON.stringify(invalid.raw) ?? "null";
+    if (Buffer.byteLength(text) <= maxMessageBytes) json = text;
+  }
+  const reason = `Invalid message: ${invalid.reason}`.slice(0, MESSAGE_LIMITS.maxStringLength);
+  const key =
+    invalid.id === undefined
+      ? `content:sha256:${sha256Hex(json ?? reason)}`
+      : invalid.id.length <= maxKeyLength
+        ? invalid.id
+        : `sha256:${sha256Hex(invalid.id)}`;
+  return {
+    key,
+    accountId: (invalid.accountId ?? "").slice(0, maxKeyLength),
+    from: (invalid.from ?? "").slice(0, maxKeyLength),
+    type: (invalid.type ?? "").slice(0, maxKeyLength),
+    reason,
+    ...(json === undefined ? {} : { raw: invalid.raw }),
+  };
+}
+
+function sha256Hex(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
 }
 
 /** What is wrong with `message`, or undefined when it is within every limit. */
@@ -108,7 +156,7 @@ interface Shape {
  * had (each key pushed just before its value, popped last in, first out), so a message that breaks
  * several limits still reports the same one.
  */
-function measureShape(message: InboundMessage): Shape {
+function measureShape(message: unknown): Shape {
   const { maxDepth, maxStringLength } = MESSAGE_LIMITS;
   const values: unknown[] = [message];
   const depths: number[] = [0];
@@ -177,10 +225,7 @@ function isPlainData(value: object): boolean {
 
 function rejectionOf(message: InboundMessage, reason: string): RejectedMessage {
   const { maxKeyLength } = MESSAGE_LIMITS;
-  const key =
-    message.id.length <= maxKeyLength
-      ? message.id
-      : `sha256:${createHash("sha256").update(message.id).digest("hex")}`;
+  const key = message.id.length <= maxKeyLength ? message.id : `sha256:${sha256Hex(message.id)}`;
   return {
     key,
     accountId: message.accountId.slice(0, maxKeyLength),

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import { type Logger, loggerOption } from "@agent-platform/common";
+import { type LoggerOption, loggerOption } from "@agent-platform/common";
 import type { Sql } from "postgres";
 import type { AgentHandler } from "./agents/agent.js";
 import { echoAgent } from "./agents/echo.js";
@@ -10,6 +10,7 @@ import { migrateInbox } from "./inbox/schema.js";
 import { type InboxEntry, type InboxStatus, InboxStore } from "./inbox/store.js";
 import { InboxWakeup } from "./inbox/wakeup.js";
 import { InboxWorker } from "./inbox/worker.js";
+import { ENVIRONMENTS, type Environment, OptionChecks, optionsObject } from "./options.js";
 import {
   handleWebhook,
   MAX_WEBHOOK_BODY_BYTES,
@@ -32,7 +33,10 @@ export interface WorkerOptions {
   /** Exponential backoff between attempts, with jitter. Defaults 2,000 / 300,000 ms. */
   retryBaseMs?: number;
   retryMaxMs?: number;
-  /** After this, a message claimed by a worker that died is claimed again. Default 180,000 ms. */
+  /**
+   * After this, a message claimed by a worker that died is claimed again. Default 180,000 ms. Must be
+   * longer than every call a worker makes holding it: each channel's send and the agent's `timeoutMs`.
+   */
   leaseMs?: number;
 }
 
@@ -58,7 +62,7 @@ export interface MessagingOptions {
   channels: readonly Channel[];
   /** Answers each message. Default: the echo agent. */
   agent?: AgentHandler;
-  logger?: Logger;
+  logger?: LoggerOption | undefined;
   worker?: WorkerOptions;
   commit?: CommitOptions;
   /**
@@ -68,6 +72,12 @@ export interface MessagingOptions {
    * a one-connection socket has no connection to spare).
    */
   listen?: boolean;
+  /**
+   * Default `"production"`: a channel that cannot authenticate its requests (WhatsApp's
+   * `skipSignatureValidation`, Telegram's `allowUnauthenticated`) is refused. Outside production it is
+   * allowed, with a warning logged.
+   */
+  environment?: Environment | undefined;
 }
 
 export interface Messaging {
@@ -89,8 +99,6 @@ export interface Messaging {
   stop(): Promise<void>;
 }
 
-const COMMIT_DEFAULTS: Required<CommitOptions> = { maxBatch: 256, maxWaitMs: 2_000 };
-
 /**
  * Shared commits in flight at once. One: the deliveries that arrive while it waits for its WAL flush all
  * gather into the next batch. A second commit in flight only split them into twice the commits, and each
@@ -101,15 +109,109 @@ const COMMIT_DEFAULTS: Required<CommitOptions> = { maxBatch: 256, maxWaitMs: 2_0
  */
 const COMMITS_IN_FLIGHT = 1;
 
-const WORKER_DEFAULTS: Required<WorkerOptions> = {
-  concurrency: 4,
-  pollMs: 1_000,
-  startDelayMs: 0,
-  maxAttempts: 8,
-  retryBaseMs: 2_000,
-  retryMaxMs: 300_000,
-  leaseMs: 180_000,
-};
+const OPTIONS = ["sql", "channels", "agent", "logger", "worker", "commit", "listen", "environment"] as const;
+const WORKER_OPTIONS = [
+  "concurrency",
+  "pollMs",
+  "startDelayMs",
+  "maxAttempts",
+  "retryBaseMs",
+  "retryMaxMs",
+  "leaseMs",
+] as const;
+const COMMIT_OPTIONS = ["maxBatch", "maxWaitMs"] as const;
+
+interface CheckedOptions {
+  worker: Required<WorkerOptions>;
+  commit: Required<CommitOptions>;
+  channels: Map<string, Channel>;
+  environment: Environment;
+}
+
+/**
+ * Every option of createMessaging checked in one place, each problem naming its option, all thrown as
+ * one ConfigError: a worker `concurrency: 0` would claim with LIMIT 0 and loop without sleeping, a
+ * `pollMs` past a timer's range fires at once, and a lease that a send or the agent call outlasts lets
+ * a second worker answer the same message.
+ */
+function checkOptions(options: MessagingOptions): CheckedOptions {
+  const checks = new OptionChecks("createMessaging");
+  const given = optionsObject(checks, "options", options);
+  checks.knownKeys("", given, OPTIONS);
+  if (typeof given.sql !== "function") checks.problem("sql", "must be a postgres.js `sql` instance");
+  if (given.agent !== undefined && typeof given.agent !== "function") {
+    checks.problem("agent", "must be a function (see AgentHandler)");
+  }
+  if (given.listen !== undefined) checks.boolean("listen", given.listen);
+  const environment = checks.oneOf("environment", given.environment, ENVIRONMENTS, "production");
+
+  const channels = new Map<string, Channel>();
+  if (!Array.isArray(given.channels)) checks.problem("channels", "must be an array of channels");
+  for (const [index, channel] of ((given.channels ?? []) as unknown[]).entries()) {
+    const name = (channel as Channel | null)?.name;
+    if (typeof name !== "string" || name === "") {
+      checks.problem(`channels[${index}]`, "is not a channel (see whatsapp(), slack(), telegram())");
+    } else if (channels.has(name)) {
+      checks.problem(`channels[${index}]`, `is channel '${name}' again`);
+    } else {
+      channels.set(name, channel as Channel);
+    }
+  }
+
+  const w = optionsObject(checks, "worker", given.worker);
+  checks.knownKeys("worker.", w, WORKER_OPTIONS);
+  const retryBaseMs = checks.integer("worker.retryBaseMs", w.retryBaseMs, 2_000, 0);
+  const worker: Required<WorkerOptions> = {
+    concurrency: checks.integer("worker.concurrency", w.concurrency, 4, 1, 1_024),
+    // At least 10 ms: a shorter poll makes an idle worker query the database in a busy loop.
+    pollMs: checks.integer("worker.pollMs", w.pollMs, 1_000, 10),
+    startDelayMs: checks.integer("worker.startDelayMs", w.startDelayMs, 0, 0),
+    maxAttempts: checks.integer("worker.maxAttempts", w.maxAttempts, 8, 1, 1_000),
+    retryBaseMs,
+    retryMaxMs: checks.integer(
+      "worker.retryMaxMs",
+      w.retryMaxMs,
+      Math.max(300_000, retryBaseMs),
+      retryBaseMs,
+    ),
+    leaseMs: checks.integer("worker.leaseMs", w.leaseMs, 180_000, 1_000),
+  };
+  const calls: [string, number | undefined][] = [
+    ...[...channels.values()].map((channel): [string, number | undefined] => [
+      `the ${channel.name} channel's apiTimeoutMs`,
+      channel.sendTimeoutMs,
+    ]),
+    ["the agent's timeoutMs", (given.agent as AgentHandler | undefined)?.timeoutMs],
+  ];
+  for (const [call, timeoutMs] of calls) {
+    if (timeoutMs !== undefined && timeoutMs >= worker.leaseMs) {
+      checks.problem(
+        "worker.leaseMs",
+        `(${worker.leaseMs}) must be longer than ${call} (${timeoutMs}): a lease that runs out during the call lets another worker answer the message again`,
+      );
+    }
+  }
+
+  const c = optionsObject(checks, "commit", given.commit);
+  checks.knownKeys("commit.", c, COMMIT_OPTIONS);
+  const commit: Required<CommitOptions> = {
+    maxBatch: checks.integer("commit.maxBatch", c.maxBatch, 256, 1, 5_000),
+    maxWaitMs: checks.integer("commit.maxWaitMs", c.maxWaitMs, 2_000, 1, 60_000),
+  };
+
+  if (environment === "production") {
+    for (const channel of channels.values()) {
+      if (channel.unauthenticated !== undefined) {
+        checks.problem(
+          channel.name,
+          `${channel.unauthenticated} is refused in production: anyone could post messages. Configure its secret, or run it outside production (environment: "development")`,
+        );
+      }
+    }
+  }
+  checks.done();
+  return { worker, commit, channels, environment };
+}
 
 /**
  * The durable inbox for `channels`: their webhooks commit every message before answering 200, and one
@@ -118,13 +220,15 @@ const WORKER_DEFAULTS: Required<WorkerOptions> = {
  */
 export async function createMessaging(options: MessagingOptions): Promise<Messaging> {
   const logger = loggerOption(options.logger, "messaging");
-  const worker = { ...WORKER_DEFAULTS, ...definedOnly(options.worker ?? {}) };
-  const byName = new Map<string, Channel>();
-  for (const channel of options.channels) {
-    if (byName.has(channel.name)) throw configError(`channel '${channel.name}' is given twice`);
-    byName.set(channel.name, channel);
+  const { worker, commit, channels: byName } = checkOptions(options);
+  for (const channel of byName.values()) {
+    if (channel.unauthenticated !== undefined) {
+      logger.warn(
+        { channel: channel.name },
+        `${channel.unauthenticated}: webhook requests are NOT authenticated; anyone can post messages`,
+      );
+    }
   }
-  const commit = { ...COMMIT_DEFAULTS, ...definedOnly(options.commit ?? {}) };
   const store = new InboxStore(
     options.sql,
     () => migrateInbox(options.sql, logger),
@@ -217,8 +321,4 @@ export async function createMessaging(options: MessagingOptions): Promise<Messag
       await Promise.all([...workers.values()].map((each) => each.stop()));
     },
   };
-}
-
-function definedOnly<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as Partial<T>;
 }

@@ -126,7 +126,7 @@ export async function handleWebhook(deps: WebhookDeps, request: WebhookRequest):
   if (delivery.kind === "ignored") return jsonResponse(200, { status: "ignored" });
   if (delivery.kind === "challenge")
     return { status: 200, contentType: "text/plain", body: delivery.challenge };
-  const { accepted, rejected } = boundMessages(delivery.messages);
+  const { accepted, rejected } = boundMessages(delivery.messages, delivery.invalid);
   let counts: InsertCounts;
   try {
     counts = await store.insert(channel.name, accepted, rejected);

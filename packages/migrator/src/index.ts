@@ -1,5 +1,11 @@
 // The platform's shared configuration error and logger shape, so a user of this package needs no other import.
-export { ConfigError, isConfigError, type Logger, type LogMethod } from "@agent-platform/common";
+export {
+  ConfigError,
+  isConfigError,
+  type Logger,
+  type LoggerOption,
+  type LogMethod,
+} from "@agent-platform/common";
 export {
   ChecksumMismatchError,
   DdlLockTimeoutError,

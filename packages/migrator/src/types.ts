@@ -1,4 +1,4 @@
-import type { Logger } from "@agent-platform/common";
+import type { LoggerOption } from "@agent-platform/common";
 import type postgres from "postgres";
 
 /**
@@ -105,8 +105,8 @@ export interface MigratorOptions {
    * `transaction: false` migrations run under the session's own setting instead.
    */
   readonly statementTimeoutMs?: number;
-  /** Where the run's events go (`MigratorEvent`); pino's shape, so a pino logger as is. Default: silent. */
-  readonly logger?: Logger;
+  /** Where the run's events go (`MigratorEvent`): pino, `console`, any logger with the four levels. Default: silent. */
+  readonly logger?: LoggerOption;
 }
 
 export interface MigrationStatus {

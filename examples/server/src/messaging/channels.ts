@@ -3,25 +3,29 @@ import type { Logger } from "pino";
 import { invalidEnv } from "../config.js";
 import type { MessagingConfig } from "./config.js";
 
-/** Each channel whose variables are set, checked the same way: a partial configuration names what is missing. */
-export function channelsFromEnv(config: MessagingConfig, production: boolean, logger: Logger): Channel[] {
+/**
+ * Each channel whose variables are set, checked the same way: a partial configuration names what is missing.
+ * Only wiring: the channels check their own options, and `createMessaging` refuses an unauthenticated channel
+ * in production (PLATFORM_ENV) and warns about one elsewhere.
+ */
+export function channelsFromEnv(config: MessagingConfig, logger: Logger): Channel[] {
   return [
-    whatsappFromEnv(config, production, logger.child({ channel: "whatsapp" })),
+    whatsappFromEnv(config, logger.child({ channel: "whatsapp" })),
     slackFromEnv(config, logger.child({ channel: "slack" })),
-    telegramFromEnv(config, production, logger.child({ channel: "telegram" })),
+    telegramFromEnv(config, logger.child({ channel: "telegram" })),
   ].filter((channel): channel is Channel => channel !== null);
 }
 
-function requireAll(channel: string, required: Record<string, string | undefined>): void {
+function requireAll(channel: string, required: Record<string, string | undefined>, hint = ""): void {
   const missing = Object.entries(required)
     .filter(([, value]) => value === undefined)
     .map(([name]) => name);
   if (missing.length > 0) {
-    throw invalidEnv([`${channel} channel partly configured; also set ${missing.join(", ")}`]);
+    throw invalidEnv([`${channel} channel partly configured; also set ${missing.join(", ")}${hint}`]);
   }
 }
 
-function whatsappFromEnv(config: MessagingConfig, production: boolean, logger: Logger): Channel | null {
+function whatsappFromEnv(config: MessagingConfig, logger: Logger): Channel | null {
   const configured = [
     config.WHATSAPP_VERIFY_TOKEN,
     config.WHATSAPP_APP_SECRET,
@@ -29,7 +33,23 @@ function whatsappFromEnv(config: MessagingConfig, production: boolean, logger: L
     config.WHATSAPP_PHONE_NUMBER_ID,
   ].some((value) => value !== undefined);
   if (!configured) return null;
-  const { accessToken, phoneNumberId, appSecret } = checkWhatsAppConfig(config, production, logger);
+  const appSecret = config.WHATSAPP_APP_SECRET;
+  const skip = config.WHATSAPP_SKIP_SIGNATURE_VALIDATION;
+  requireAll(
+    "WhatsApp",
+    {
+      WHATSAPP_ACCESS_TOKEN: config.WHATSAPP_ACCESS_TOKEN,
+      WHATSAPP_PHONE_NUMBER_ID: config.WHATSAPP_PHONE_NUMBER_ID,
+      WHATSAPP_APP_SECRET: skip ? "" : appSecret,
+    },
+    skip ? "" : " (or WHATSAPP_SKIP_SIGNATURE_VALIDATION=true outside production)",
+  );
+  if (appSecret !== undefined && skip) {
+    logger.warn("WHATSAPP_SKIP_SIGNATURE_VALIDATION is ignored because WHATSAPP_APP_SECRET is set");
+  }
+  if (config.WHATSAPP_VERIFY_TOKEN === undefined) {
+    logger.warn("WHATSAPP_VERIFY_TOKEN is not set; the subscription handshake answers 500 until it is");
+  }
   logger.info(
     { agent: config.AGENT_URL === undefined ? "echo" : "http", api_base_url: config.WHATSAPP_API_BASE_URL },
     "WhatsApp channel configured",
@@ -38,8 +58,8 @@ function whatsappFromEnv(config: MessagingConfig, production: boolean, logger: L
     verifyToken: config.WHATSAPP_VERIFY_TOKEN,
     appSecret,
     skipSignatureValidation: appSecret === undefined,
-    accessToken,
-    phoneNumberId,
+    accessToken: config.WHATSAPP_ACCESS_TOKEN ?? "",
+    phoneNumberId: config.WHATSAPP_PHONE_NUMBER_ID ?? "",
     apiBaseUrl: config.WHATSAPP_API_BASE_URL,
     apiTimeoutMs: config.WHATSAPP_API_TIMEOUT_MS,
   });
@@ -58,73 +78,17 @@ function slackFromEnv(config: MessagingConfig, logger: Logger): Channel | null {
   });
 }
 
-function telegramFromEnv(config: MessagingConfig, production: boolean, logger: Logger): Channel | null {
+function telegramFromEnv(config: MessagingConfig, logger: Logger): Channel | null {
   const { TELEGRAM_BOT_TOKEN: botToken, TELEGRAM_WEBHOOK_SECRET_TOKEN: secretToken } = config;
   if (botToken === undefined && secretToken === undefined) return null;
   requireAll("Telegram", { TELEGRAM_BOT_TOKEN: botToken });
-  if (secretToken === undefined) {
-    if (production) {
-      throw invalidEnv(
-        ["TELEGRAM_WEBHOOK_SECRET_TOKEN: required in production (without it anyone can post updates)"],
-        "TELEGRAM_WEBHOOK_SECRET_TOKEN",
-      );
-    }
-    logger.warn(
-      "TELEGRAM_WEBHOOK_SECRET_TOKEN is not set: updates are NOT authenticated; anyone can post them",
-    );
-  }
   logger.info({ api_base_url: config.TELEGRAM_API_BASE_URL }, "Telegram channel configured");
   return telegram({
     botToken: botToken ?? "",
     secretToken,
+    // Without TELEGRAM_WEBHOOK_SECRET_TOKEN: refused by createMessaging in production, a warning elsewhere.
     allowUnauthenticated: secretToken === undefined,
     apiBaseUrl: config.TELEGRAM_API_BASE_URL,
     apiTimeoutMs: config.TELEGRAM_API_TIMEOUT_MS,
   });
-}
-
-interface WhatsAppCredentials {
-  accessToken: string;
-  phoneNumberId: string;
-  /** Undefined only when skipping signature validation is allowed and asked for. */
-  appSecret: string | undefined;
-}
-
-function checkWhatsAppConfig(
-  config: MessagingConfig,
-  production: boolean,
-  logger: Logger,
-): WhatsAppCredentials {
-  const accessToken = config.WHATSAPP_ACCESS_TOKEN;
-  const phoneNumberId = config.WHATSAPP_PHONE_NUMBER_ID;
-  const appSecret = config.WHATSAPP_APP_SECRET;
-  const skip = config.WHATSAPP_SKIP_SIGNATURE_VALIDATION;
-  if (appSecret === undefined && skip && production) {
-    throw invalidEnv(
-      [
-        "WHATSAPP_APP_SECRET: required in production (WHATSAPP_SKIP_SIGNATURE_VALIDATION is not honoured there)",
-      ],
-      "WHATSAPP_APP_SECRET",
-    );
-  }
-  const missing: string[] = [];
-  if (accessToken === undefined) missing.push("WHATSAPP_ACCESS_TOKEN");
-  if (phoneNumberId === undefined) missing.push("WHATSAPP_PHONE_NUMBER_ID");
-  if (appSecret === undefined && !skip) {
-    missing.push("WHATSAPP_APP_SECRET (or WHATSAPP_SKIP_SIGNATURE_VALIDATION=true outside production)");
-  }
-  if (accessToken === undefined || phoneNumberId === undefined || missing.length > 0) {
-    throw invalidEnv([`WhatsApp channel partly configured; also set ${missing.join(", ")}`]);
-  }
-  if (appSecret === undefined) {
-    logger.warn(
-      "WHATSAPP_SKIP_SIGNATURE_VALIDATION: webhook signatures are NOT checked; anyone can post messages",
-    );
-  } else if (skip) {
-    logger.warn("WHATSAPP_SKIP_SIGNATURE_VALIDATION is ignored because WHATSAPP_APP_SECRET is set");
-  }
-  if (config.WHATSAPP_VERIFY_TOKEN === undefined) {
-    logger.warn("WHATSAPP_VERIFY_TOKEN is not set; the subscription handshake answers 500 until it is");
-  }
-  return { accessToken, phoneNumberId, appSecret };
 }

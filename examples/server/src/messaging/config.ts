@@ -2,6 +2,8 @@ import { z } from "zod";
 import { envBoolean, envInteger, envText, envUrl } from "../env-vars.js";
 
 const milliseconds = (fallback: number) => envInteger(fallback, { min: 0, max: 86_400_000 });
+// A call's timeout: 0 would abort every call at once (the package refuses it too, naming the option).
+const timeoutMs = (fallback: number) => envInteger(fallback, { min: 1, max: 86_400_000 });
 
 /**
  * Environment variables of the messaging channels, read with the server's one env parser (`../env-vars.ts`).
@@ -15,17 +17,17 @@ export const messagingConfigSchema = z.object({
   WHATSAPP_PHONE_NUMBER_ID: envText,
   WHATSAPP_API_BASE_URL: envUrl().transform((value) => value ?? "https://graph.facebook.com/v25.0"),
   WHATSAPP_SKIP_SIGNATURE_VALIDATION: envBoolean(false),
-  WHATSAPP_API_TIMEOUT_MS: milliseconds(10_000),
+  WHATSAPP_API_TIMEOUT_MS: timeoutMs(10_000),
   SLACK_SIGNING_SECRET: envText,
   SLACK_BOT_TOKEN: envText,
   SLACK_API_BASE_URL: envUrl().transform((value) => value ?? "https://slack.com/api"),
-  SLACK_API_TIMEOUT_MS: milliseconds(10_000),
+  SLACK_API_TIMEOUT_MS: timeoutMs(10_000),
   TELEGRAM_BOT_TOKEN: envText,
   TELEGRAM_WEBHOOK_SECRET_TOKEN: envText,
   TELEGRAM_API_BASE_URL: envUrl().transform((value) => value ?? "https://api.telegram.org"),
-  TELEGRAM_API_TIMEOUT_MS: milliseconds(10_000),
+  TELEGRAM_API_TIMEOUT_MS: timeoutMs(10_000),
   AGENT_URL: envUrl(),
-  AGENT_TIMEOUT_MS: milliseconds(30_000),
+  AGENT_TIMEOUT_MS: timeoutMs(30_000),
   MESSAGING_WORKER_CONCURRENCY: envInteger(4, { min: 1, max: 64 }),
   // At least 10 ms: 0 would make every worker poll the database in a busy loop.
   MESSAGING_WORKER_POLL_MS: envInteger(1_000, { min: 10, max: 86_400_000 }),

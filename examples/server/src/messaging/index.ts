@@ -1,9 +1,12 @@
 import {
   type AgentHandler,
   type Channel,
+  type ConfigError,
   createHttpAgent,
   createMessaging,
+  type Environment,
   echoAgent,
+  isConfigError,
   type Messaging,
   messagingRoutePolicy,
 } from "@agent-platform/messaging";
@@ -27,7 +30,8 @@ export interface ServerMessagingDeps {
   /** The platform database (`default`). */
   sql: Sql;
   logger: Logger;
-  production: boolean;
+  /** PLATFORM_ENV: in production an unauthenticated channel is refused (by the package). */
+  environment: Environment;
   /**
    * Whether other processes may share the database (real PostgreSQL): then the workers also LISTEN for
    * the rows they store. Embedded PGlite is one process's.
@@ -39,17 +43,25 @@ export interface ServerMessagingDeps {
 
 /**
  * The server's messaging, wired from its environment: each channel whose variables are set (the others
- * only get `GET /{channel}/status` saying they are not). Throws a ConfigError for a partial or
- * unsafe configuration, naming the variables.
+ * only get `GET /{channel}/status` saying they are not). Throws a ConfigError for a partial configuration,
+ * naming the variables; the package's refusal of an unsafe one (a lease shorter than a call, an
+ * unauthenticated channel in production) comes with the variables that set what it names.
  */
 export async function wireMessaging(deps: ServerMessagingDeps): Promise<ServerMessaging> {
-  const { config, production } = deps;
-  const channels = channelsFromEnv(config, production, deps.logger);
-  checkLeaseOutlastsCalls(config, channels, deps.agent === undefined && config.AGENT_URL !== undefined);
+  const { config } = deps;
+  const channels = channelsFromEnv(config, deps.logger);
+  const messaging = await createServerMessaging(deps, channels).catch((error: unknown) => {
+    throw isConfigError(error) && error.component === "messaging" ? inVariables(error) : error;
+  });
+  return { ...messaging, routes: messagingRoutes(messaging) };
+}
+
+function createServerMessaging(deps: ServerMessagingDeps, channels: Channel[]): Promise<Messaging> {
+  const { config } = deps;
   const agent =
     deps.agent ??
     (config.AGENT_URL === undefined ? echoAgent : createHttpAgent(config.AGENT_URL, config.AGENT_TIMEOUT_MS));
-  const messaging = await createMessaging({
+  return createMessaging({
     sql: deps.sql,
     channels,
     agent,
@@ -65,37 +77,35 @@ export async function wireMessaging(deps: ServerMessagingDeps): Promise<ServerMe
     },
     commit: { maxBatch: config.MESSAGING_COMMIT_MAX_BATCH, maxWaitMs: config.MESSAGING_COMMIT_MAX_WAIT_MS },
     listen: deps.sharedDatabase,
+    environment: deps.environment,
   });
-  return { ...messaging, routes: messagingRoutes(messaging) };
 }
 
-const API_TIMEOUT_VARIABLE: Readonly<Record<string, keyof MessagingConfig>> = {
-  whatsapp: "WHATSAPP_API_TIMEOUT_MS",
-  slack: "SLACK_API_TIMEOUT_MS",
-  telegram: "TELEGRAM_API_TIMEOUT_MS",
-};
+/** What the package calls an option or a setting, and the variable an operator sets it with. */
+const VARIABLES: readonly (readonly [string, string])[] = [
+  ["worker.leaseMs", "MESSAGING_VISIBILITY_TIMEOUT_MS"],
+  ["the whatsapp channel's apiTimeoutMs", "WHATSAPP_API_TIMEOUT_MS"],
+  ["the slack channel's apiTimeoutMs", "SLACK_API_TIMEOUT_MS"],
+  ["the telegram channel's apiTimeoutMs", "TELEGRAM_API_TIMEOUT_MS"],
+  ["the agent's timeoutMs", "AGENT_TIMEOUT_MS"],
+  ["whatsapp skipSignatureValidation", "WHATSAPP_APP_SECRET"],
+  ["telegram allowUnauthenticated", "TELEGRAM_WEBHOOK_SECRET_TOKEN"],
+];
 
 /**
- * A worker's lease must outlast each call it makes while holding it (the agent, each send): a lease that
- * ran out mid-call would let another worker claim the message and answer it a second time.
+ * The package's refusal names its options; the operator sets variables. Each problem keeps its words and
+ * gets the variables it is about, so the one line at startup says what to change.
  */
-function checkLeaseOutlastsCalls(config: MessagingConfig, channels: Channel[], httpAgent: boolean): void {
-  const calls: [string, number][] = channels.flatMap((channel) => {
-    const variable = API_TIMEOUT_VARIABLE[channel.name];
-    return variable === undefined ? [] : [[variable, Number(config[variable])] as [string, number]];
-  });
-  if (httpAgent) calls.push(["AGENT_TIMEOUT_MS", config.AGENT_TIMEOUT_MS]);
-  const lease = config.MESSAGING_VISIBILITY_TIMEOUT_MS;
-  const outlasting = calls.filter(([, timeoutMs]) => timeoutMs >= lease);
-  if (outlasting.length > 0) {
-    throw invalidEnv(
-      outlasting.map(
-        ([variable, timeoutMs]) =>
-          `MESSAGING_VISIBILITY_TIMEOUT_MS (${lease}) must be longer than ${variable} (${timeoutMs}): a lease that runs out during the call lets another worker answer the message again`,
-      ),
-      "MESSAGING_VISIBILITY_TIMEOUT_MS",
+function inVariables(error: ConfigError): ConfigError {
+  const named = new Set<string>();
+  const problems = error.problems.map((problem) => {
+    const variables = VARIABLES.filter(([phrase]) => problem.includes(phrase)).map(
+      ([, variable]) => variable,
     );
-  }
+    for (const variable of variables) named.add(variable);
+    return variables.length === 0 ? problem : `${problem} (set with ${variables.join(", ")})`;
+  });
+  return invalidEnv(problems, named.size === 1 ? [...named][0] : undefined);
 }
 
 /** The messaging routes' JWT policy: webhook and status paths excluded, the inbox listings mapped. */

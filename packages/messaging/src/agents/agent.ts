@@ -15,6 +15,9 @@ export interface AgentMessage {
 
 /**
  * Answers one message; null means "no reply". Throws DeliveryError("AGENT_FAILED") to say whether the
- * inbox should try again later.
+ * inbox should try again later. `timeoutMs`, when set, is the longest one call may take: `createMessaging`
+ * refuses a worker lease that does not outlast it (`createHttpAgent` sets it; set it on an agent of yours).
  */
-export type AgentHandler = (message: AgentMessage) => Promise<{ text: string } | null>;
+export type AgentHandler = ((message: AgentMessage) => Promise<{ text: string } | null>) & {
+  readonly timeoutMs?: number | undefined;
+};

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { DeliveryError, PayloadTooLargeError } from "../errors.js";
 import { MAX_ANSWER_BYTES } from "../limits.js";
+import { OptionChecks } from "../options.js";
 import { readAnswerText } from "../raw-body.js";
 import type { AgentHandler } from "./agent.js";
 
@@ -12,7 +13,12 @@ const answerSchema = z.object({ text: z.string().nullable().optional() });
  * answers fail the message, since sending the same request again would get the same answer.
  */
 export function createHttpAgent(url: string, timeoutMs: number): AgentHandler {
-  return async (message) => {
+  const checks = new OptionChecks("createHttpAgent");
+  checks.url("url", url, "");
+  checks.integer("timeoutMs", timeoutMs, 0, 1);
+  if (timeoutMs === undefined) checks.problem("timeoutMs", "is required");
+  checks.done();
+  const agent: AgentHandler = async (message) => {
     let response: Response;
     try {
       response = await fetch(url, {
@@ -54,4 +60,5 @@ export function createHttpAgent(url: string, timeoutMs: number): AgentHandler {
     }
     return parsed.text ? { text: parsed.text } : null;
   };
+  return Object.assign(agent, { timeoutMs });
 }

@@ -9,6 +9,7 @@ export type {
   HeaderReader,
   InboundMedia,
   InboundMessage,
+  InvalidMessage,
   ParsedDelivery,
 } from "../channel.js";
 export { parseSlackDelivery } from "../channels/slack/parse.js";

@@ -408,10 +408,11 @@ function rowsOf(delivery: DeliveryWrite): InboxRow[] {
       status: "pending" as const,
       reason: null,
     })),
-    ...delivery.rejected.map((rejection) => ({
+    ...delivery.rejected.map(({ raw, ...rejection }) => ({
       ...rejection,
       channel: delivery.channel,
-      message: { rejected: rejection.reason },
+      // What failed its channel's schema is kept as sent, so an operator can recover it.
+      message: raw === undefined ? { rejected: rejection.reason } : { rejected: rejection.reason, raw },
       status: "rejected" as const,
     })),
   ];

@@ -169,19 +169,22 @@ export class InboxWorker {
     const message = row.message;
     let parts = row.replyParts;
     if (parts === null) {
-      const text = message.supported
-        ? ((
-            await agent({
-              channel: channel.name,
-              from: message.from,
-              text: message.text,
-              type: message.type,
-              ...(message.media ? { media: message.media } : {}),
-              sessionId: channel.sessionId(message),
-              raw: message.raw,
-            })
-          )?.text ?? "")
-        : channel.unsupportedReply;
+      // A notice (a user changed their number) is recorded only: no agent, no reply.
+      const text = message.notice
+        ? ""
+        : message.supported
+          ? ((
+              await agent({
+                channel: channel.name,
+                from: message.from,
+                text: message.text,
+                type: message.type,
+                ...(message.media ? { media: message.media } : {}),
+                sessionId: channel.sessionId(message),
+                raw: message.raw,
+              })
+            )?.text ?? "")
+          : channel.unsupportedReply;
       parts = text === "" ? [] : channel.splitReply(text);
       await this.settle(log, store.saveReply(row, parts, leaseMs));
     } else if (row.partsSent < parts.length) {

@@ -96,6 +96,8 @@ async function startApiStub<Body>(shape: ApiShape<Body>): Promise<ApiStub<Body>>
 export interface GraphBody {
   messaging_product?: string;
   to?: string;
+  /** A business-scoped user id, where the reply goes to a user without a known phone number. */
+  recipient?: string;
   type?: string;
   text?: { body?: string };
 }

@@ -26,6 +26,7 @@ export function createSlackChannel(options: SlackChannelOptions): Channel {
   return {
     ...SLACK_ROUTE,
     unsupportedReply: "Sorry, that message type is not supported yet.",
+    sendTimeoutMs: options.apiTimeoutMs,
 
     authenticate(headers, rawBody) {
       return isValidSlackSignature(headers, rawBody, options.signingSecret, options.now());

@@ -1,5 +1,5 @@
 import type { Channel } from "../../channel.js";
-import { configError } from "../../config-error.js";
+import { DEFAULT_API_TIMEOUT_MS, OptionChecks, optionsObject } from "../../options.js";
 import { createSlackChannel } from "./channel.js";
 
 export { SLACK_TEXT_LIMIT } from "./channel.js";
@@ -18,17 +18,23 @@ export interface SlackOptions {
 
 export const SLACK_DEFAULT_API_BASE_URL = "https://slack.com/api";
 
-/** Slack (Events API). Throws a ConfigError for options it cannot work with. */
+const OPTIONS = ["signingSecret", "botToken", "apiBaseUrl", "apiTimeoutMs"] as const;
+
+/** Slack (Events API). Throws a ConfigError naming each option it cannot work with. */
 export function slack(options: SlackOptions): Channel {
-  const problems: string[] = [];
-  if (!options.signingSecret) problems.push("signingSecret is required");
-  if (!options.botToken) problems.push("botToken is required");
-  if (problems.length > 0) throw configError(`slack: ${problems.join("; ")}`, problems);
+  const checks = new OptionChecks("slack");
+  const given = optionsObject(checks, "options", options);
+  checks.knownKeys("", given, OPTIONS);
+  const signingSecret = checks.text("signingSecret", given.signingSecret, true);
+  const botToken = checks.text("botToken", given.botToken, true);
+  const apiBaseUrl = checks.url("apiBaseUrl", given.apiBaseUrl, SLACK_DEFAULT_API_BASE_URL);
+  const apiTimeoutMs = checks.integer("apiTimeoutMs", given.apiTimeoutMs, DEFAULT_API_TIMEOUT_MS, 1);
+  checks.done();
   return createSlackChannel({
-    signingSecret: options.signingSecret,
-    botToken: options.botToken,
-    apiBaseUrl: options.apiBaseUrl ?? SLACK_DEFAULT_API_BASE_URL,
-    apiTimeoutMs: options.apiTimeoutMs ?? 10_000,
+    signingSecret: signingSecret as string,
+    botToken: botToken as string,
+    apiBaseUrl,
+    apiTimeoutMs,
     now: Date.now,
   });
 }

@@ -52,11 +52,34 @@ describe("Slack events", () => {
     expect(atMention).toMatchObject({ messages: [{ conversation: "C1", thread: "2.2" }] });
   });
 
-  it("refuses a callback without event_id or team_id, naming the field", () => {
-    expect(() =>
-      parseSlackDelivery({ type: "event_callback", team_id: "T1", event: { type: "message" } }),
-    ).toThrow(InvalidPayloadError);
-    expect(() => parseSlackDelivery([])).toThrow(/Invalid Slack request/);
+  it("returns a message callback that fails its schema as invalid, naming the field; refuses a body without a type", () => {
+    const withoutId = { type: "event_callback", team_id: "T1", event: { type: "message", user: "U1" } };
+    expect(parseSlackDelivery(withoutId)).toEqual({
+      kind: "events",
+      messages: [],
+      invalid: [
+        {
+          id: undefined,
+          accountId: "T1",
+          from: "U1",
+          type: "message",
+          reason: expect.stringMatching(/^Slack event_callback at event_id: /),
+          raw: withoutId,
+        },
+      ],
+      statuses: 0,
+    });
+    // A sender renamed into an object: stored as rejected under its event id, not refused.
+    const retyped = callback({ type: "app_mention", user: { id: "U1" }, channel: "C1", ts: "1.1" });
+    expect(parseSlackDelivery(retyped)).toMatchObject({
+      invalid: [{ id: "Ev1", reason: expect.stringMatching(/event\.user/) }],
+    });
+    // Events the app does not answer are ignored whatever their fields (team_join's user is an object).
+    expect(parseSlackDelivery(callback({ type: "team_join", user: { id: "U1" } }))).toEqual({
+      kind: "ignored",
+    });
+    expect(() => parseSlackDelivery([])).toThrow(InvalidPayloadError);
+    expect(() => parseSlackDelivery({ type: 7 })).toThrow(/Invalid Slack request/);
   });
 
   it("has a session per conversation, and per thread in a thread", () => {

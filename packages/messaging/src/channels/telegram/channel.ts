@@ -25,6 +25,8 @@ export function createTelegramChannel(options: TelegramChannelOptions): Channel 
   return {
     ...TELEGRAM_ROUTE,
     unsupportedReply: "Sorry, that message type is not supported yet.",
+    sendTimeoutMs: options.apiTimeoutMs,
+    unauthenticated: options.secretToken === undefined ? "allowUnauthenticated: true" : undefined,
 
     authenticate(headers) {
       if (options.secretToken === undefined) return Promise.resolve(true);

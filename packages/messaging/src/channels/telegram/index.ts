@@ -1,5 +1,5 @@
 import type { Channel } from "../../channel.js";
-import { configError } from "../../config-error.js";
+import { DEFAULT_API_TIMEOUT_MS, OptionChecks, optionsObject } from "../../options.js";
 import { createTelegramChannel } from "./channel.js";
 
 export { TELEGRAM_TEXT_LIMIT } from "./channel.js";
@@ -24,22 +24,37 @@ export const TELEGRAM_DEFAULT_API_BASE_URL = "https://api.telegram.org";
 const SECRET_TOKEN = /^[A-Za-z0-9_-]{1,256}$/;
 const BOT_TOKEN = /^\d+:[A-Za-z0-9_-]+$/;
 
-/** Telegram (Bot API webhook). Throws a ConfigError for options it cannot work with. */
+const OPTIONS = ["botToken", "secretToken", "allowUnauthenticated", "apiBaseUrl", "apiTimeoutMs"] as const;
+
+/**
+ * Telegram (Bot API webhook). Throws a ConfigError naming each option it cannot work with. Without a
+ * secret token (`allowUnauthenticated: true`) the channel is unauthenticated, which `createMessaging`
+ * refuses in production.
+ */
 export function telegram(options: TelegramOptions): Channel {
-  const problems: string[] = [];
+  const checks = new OptionChecks("telegram");
+  const given = optionsObject(checks, "options", options);
+  checks.knownKeys("", given, OPTIONS);
+  const botToken = given.botToken;
   // The token itself is never echoed: it is a credential.
-  if (!BOT_TOKEN.test(options.botToken ?? "")) problems.push("botToken is not of the form <bot id>:<secret>");
-  if (options.secretToken !== undefined && !SECRET_TOKEN.test(options.secretToken)) {
-    problems.push("secretToken must be 1-256 characters of A-Z, a-z, 0-9, _ and -");
+  if (typeof botToken !== "string" || !BOT_TOKEN.test(botToken)) {
+    checks.problem("botToken", "is not of the form <bot id>:<secret>");
   }
-  if (options.secretToken === undefined && options.allowUnauthenticated !== true) {
-    problems.push("secretToken is required (or allowUnauthenticated: true, for local development)");
+  const secretToken = given.secretToken;
+  if (secretToken !== undefined && (typeof secretToken !== "string" || !SECRET_TOKEN.test(secretToken))) {
+    checks.problem("secretToken", "must be 1-256 characters of A-Z, a-z, 0-9, _ and -");
   }
-  if (problems.length > 0) throw configError(`telegram: ${problems.join("; ")}`, problems);
+  const allowUnauthenticated = checks.boolean("allowUnauthenticated", given.allowUnauthenticated);
+  if (secretToken === undefined && !allowUnauthenticated) {
+    checks.problem("secretToken", "is required (or allowUnauthenticated: true, outside production)");
+  }
+  const apiBaseUrl = checks.url("apiBaseUrl", given.apiBaseUrl, TELEGRAM_DEFAULT_API_BASE_URL);
+  const apiTimeoutMs = checks.integer("apiTimeoutMs", given.apiTimeoutMs, DEFAULT_API_TIMEOUT_MS, 1);
+  checks.done();
   return createTelegramChannel({
-    botToken: options.botToken,
-    secretToken: options.secretToken,
-    apiBaseUrl: options.apiBaseUrl ?? TELEGRAM_DEFAULT_API_BASE_URL,
-    apiTimeoutMs: options.apiTimeoutMs ?? 10_000,
+    botToken: botToken as string,
+    secretToken: secretToken as string | undefined,
+    apiBaseUrl,
+    apiTimeoutMs,
   });
 }

@@ -20,14 +20,32 @@ const updateSchema = z.looseObject({
  * One Bot API update. A `message` with text (or a caption) becomes one message keyed by `<bot>:<update_id>`,
  * so a redelivered update is stored once per bot. Other updates (edits, callbacks, members, ...), messages
  * without text and messages from bots are acknowledged and ignored.
+ *
+ * Only a body that is not a JSON object is refused: an update that fails its schema (a field renamed,
+ * retyped or dropped) is returned as `invalid`, to be stored as rejected, and acknowledged, so Telegram
+ * neither retries it nor holds back the updates queued behind it.
  */
 export function parseTelegramUpdate(body: unknown, botId: string): ParsedDelivery {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new InvalidPayloadError("Body must be a JSON object");
+  }
   const parsed = updateSchema.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new InvalidPayloadError(
-      `Invalid Telegram update at ${issue?.path.join(".") || "body"}: ${issue?.message ?? "invalid"}`,
-    );
+    const updateId = (body as { update_id?: unknown }).update_id;
+    return {
+      kind: "events",
+      messages: [],
+      invalid: [
+        {
+          id: Number.isSafeInteger(updateId) ? `${botId}:${updateId}` : undefined,
+          accountId: botId,
+          reason: `Telegram update at ${issue?.path.join(".") || "body"}: ${issue?.message ?? "invalid"}`,
+          raw: body,
+        },
+      ],
+      statuses: 0,
+    };
   }
   const { update_id: updateId, message } = parsed.data;
   const text = message?.text ?? message?.caption;

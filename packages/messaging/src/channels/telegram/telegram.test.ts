@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { DeliveryError } from "../../errors.js";
+import { DeliveryError, InvalidPayloadError } from "../../errors.js";
 import { createTelegramChannel } from "./channel.js";
 import { parseTelegramUpdate } from "./parse.js";
 
@@ -23,10 +23,29 @@ describe("Telegram updates", () => {
     });
   });
 
-  it("refuses an update without an integer update_id", () => {
-    expect(() => parseTelegramUpdate({ update_id: "7" }, "123")).toThrow(
-      /Invalid Telegram update at update_id/,
-    );
+  it("returns an update that fails its schema as invalid, keyed by its update_id when it has one", () => {
+    expect(parseTelegramUpdate({ update_id: "7" }, "123")).toEqual({
+      kind: "events",
+      messages: [],
+      invalid: [
+        {
+          id: undefined,
+          accountId: "123",
+          reason: expect.stringMatching(/^Telegram update at update_id: /),
+          raw: { update_id: "7" },
+        },
+      ],
+      statuses: 0,
+    });
+    const noChat = { update_id: 8, message: { message_id: 1, from: { id: 5 }, text: "hi" } };
+    expect(parseTelegramUpdate(noChat, "123")).toMatchObject({
+      messages: [],
+      invalid: [{ id: "123:8", reason: expect.stringMatching(/message\.chat/), raw: noChat }],
+    });
+  });
+
+  it.each([[null], [[]], ["text"], [42]])("refuses a body that is not an object: %j", (body) => {
+    expect(() => parseTelegramUpdate(body, "123")).toThrow(InvalidPayloadError);
   });
 });
 

@@ -54,6 +54,20 @@ describe("WhatsApp channel send", () => {
     });
   });
 
+  it("addresses anything but a phone number (digits only, as WhatsApp writes them) with recipient: a BSUID", async () => {
+    status = 200;
+    for (const bsuid of ["US.13491208655302741918", "US.ENT.11815799212886844830", "+491"]) {
+      await channel.send({ accountId: "555", to: bsuid, text: "hello" });
+      expect(seen?.body).toEqual({
+        messaging_product: "whatsapp",
+        recipient_type: "individual",
+        recipient: bsuid,
+        type: "text",
+        text: { preview_url: false, body: "hello" },
+      });
+    }
+  });
+
   it.each([
     [500, true],
     [502, true],

@@ -20,12 +20,25 @@ export interface WhatsAppChannelOptions {
   apiTimeoutMs: number;
 }
 
+/** A phone number as WhatsApp writes one in `from` and `wa_id`: digits only, no `+`. */
+const PHONE_NUMBER = /^[0-9]+$/;
+
+/**
+ * Where a reply goes: `to` for a phone number, `recipient` for anything else, which is a business-scoped
+ * user id (`CC.` and letters and digits): the sender of a user who set a username and hid their number.
+ */
+function addressOf(sender: string): { to: string } | { recipient: string } {
+  return PHONE_NUMBER.test(sender) ? { to: sender } : { recipient: sender };
+}
+
 /** WhatsApp through Meta's Cloud API (Graph API). */
 export function createWhatsAppChannel(options: WhatsAppChannelOptions): Channel {
   const baseUrl = options.apiBaseUrl.replace(/\/+$/, "");
   return {
     ...WHATSAPP_ROUTE,
     unsupportedReply: "Sorry, that message type is not supported yet.",
+    sendTimeoutMs: options.apiTimeoutMs,
+    unauthenticated: options.appSecret === undefined ? "skipSignatureValidation: true" : undefined,
 
     verifyHandshake(query) {
       return verifyWhatsAppHandshake(query, options.verifyToken);
@@ -53,7 +66,7 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): Channel 
           body: {
             messaging_product: "whatsapp",
             recipient_type: "individual",
-            to: reply.to,
+            ...addressOf(reply.to),
             type: "text",
             text: { preview_url: false, body: reply.text },
           },

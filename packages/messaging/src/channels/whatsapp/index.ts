@@ -1,5 +1,5 @@
 import type { Channel } from "../../channel.js";
-import { configError } from "../../config-error.js";
+import { DEFAULT_API_TIMEOUT_MS, OptionChecks, optionsObject } from "../../options.js";
 import { createWhatsAppChannel } from "./channel.js";
 
 export { signatureFor as whatsAppSignature } from "./sign.js";
@@ -23,21 +23,42 @@ export interface WhatsAppOptions {
 
 export const WHATSAPP_DEFAULT_API_BASE_URL = "https://graph.facebook.com/v25.0";
 
-/** WhatsApp through Meta's Cloud API. Throws a ConfigError for options it cannot work with. */
+const OPTIONS = [
+  "verifyToken",
+  "appSecret",
+  "skipSignatureValidation",
+  "accessToken",
+  "phoneNumberId",
+  "apiBaseUrl",
+  "apiTimeoutMs",
+] as const;
+
+/**
+ * WhatsApp through Meta's Cloud API. Throws a ConfigError naming each option it cannot work with. Without
+ * an app secret (`skipSignatureValidation: true`) the channel is unauthenticated, which `createMessaging`
+ * refuses in production.
+ */
 export function whatsapp(options: WhatsAppOptions): Channel {
-  const problems: string[] = [];
-  if (!options.accessToken) problems.push("accessToken is required");
-  if (!options.phoneNumberId) problems.push("phoneNumberId is required");
-  if (!options.appSecret && options.skipSignatureValidation !== true) {
-    problems.push("appSecret is required (or skipSignatureValidation: true, for local development)");
+  const checks = new OptionChecks("whatsapp");
+  const given = optionsObject(checks, "options", options);
+  checks.knownKeys("", given, OPTIONS);
+  const accessToken = checks.text("accessToken", given.accessToken, true);
+  const phoneNumberId = checks.text("phoneNumberId", given.phoneNumberId, true);
+  const appSecret = checks.text("appSecret", given.appSecret, false);
+  const verifyToken = checks.text("verifyToken", given.verifyToken, false);
+  const skip = checks.boolean("skipSignatureValidation", given.skipSignatureValidation);
+  if (appSecret === undefined && !skip) {
+    checks.problem("appSecret", "is required (or skipSignatureValidation: true, outside production)");
   }
-  if (problems.length > 0) throw configError(`whatsapp: ${problems.join("; ")}`, problems);
+  const apiBaseUrl = checks.url("apiBaseUrl", given.apiBaseUrl, WHATSAPP_DEFAULT_API_BASE_URL);
+  const apiTimeoutMs = checks.integer("apiTimeoutMs", given.apiTimeoutMs, DEFAULT_API_TIMEOUT_MS, 1);
+  checks.done();
   return createWhatsAppChannel({
-    verifyToken: options.verifyToken || undefined,
-    appSecret: options.appSecret || undefined,
-    accessToken: options.accessToken,
-    phoneNumberId: options.phoneNumberId,
-    apiBaseUrl: options.apiBaseUrl ?? WHATSAPP_DEFAULT_API_BASE_URL,
-    apiTimeoutMs: options.apiTimeoutMs ?? 10_000,
+    verifyToken,
+    appSecret,
+    accessToken: accessToken as string,
+    phoneNumberId: phoneNumberId as string,
+    apiBaseUrl,
+    apiTimeoutMs,
   });
 }

@@ -26,10 +26,69 @@ describe("parseWhatsAppDelivery", () => {
     expect(() => parseWhatsAppDelivery(body, ACCOUNT)).toThrow(InvalidPayloadError);
   });
 
-  it("rejects a message without an id, naming where", () => {
-    expect(() => parseWhatsAppDelivery(deliveryOf([{ from: "491", type: "text" }]), ACCOUNT)).toThrow(
-      /entry\.0\.changes\.0\.value\.messages\.0\.id/,
+  it("returns a message without an id as invalid, naming where, and keeps the others", () => {
+    const bad = { from: "491", type: "text" };
+    const parsed = parseWhatsAppDelivery(
+      deliveryOf([bad, { id: "m2", from: "492", type: "text", text: { body: "ok" } }]),
+      ACCOUNT,
     );
+    expect(parsed).toMatchObject({
+      kind: "events",
+      messages: [{ id: "m2", from: "492", text: "ok" }],
+      invalid: [
+        {
+          id: undefined,
+          from: "491",
+          type: "text",
+          accountId: "222",
+          reason: expect.stringMatching(/^entry\.0\.changes\.0\.value\.messages\.0\.id: /),
+          raw: bad,
+        },
+      ],
+    });
+  });
+
+  it("reads an empty or null identifier as absent, and passes over contacts and statuses of another shape", () => {
+    const parsed = parseWhatsAppDelivery(
+      {
+        object: "whatsapp_business_account",
+        entry: [
+          {
+            changes: [
+              {
+                value: {
+                  contacts: { user_id: "US.9" },
+                  statuses: "retyped",
+                  messages: [
+                    { id: "a", from: "", from_user_id: "US.1", type: "text", text: { body: "A" } },
+                    { id: "b", from: null, from_user_id: "US.2", type: "text", text: { body: "B" } },
+                    { id: "c", from: null, from_user_id: "", type: "text", text: { body: "C" } },
+                  ],
+                },
+              },
+            ],
+          },
+        ],
+      },
+      ACCOUNT,
+    );
+    expect(parsed).toMatchObject({
+      kind: "events",
+      statuses: 0,
+      messages: [
+        { id: "a", from: "US.1" },
+        { id: "b", from: "US.2" },
+      ],
+      invalid: [{ id: "c", reason: expect.stringMatching(/messages\.2: no sender/) }],
+    });
+  });
+
+  it.each([
+    ["entry not an array", { entry: {} }],
+    ["a body that is not an object", null],
+  ])("refuses the whole body only when the envelope is wrong: %s", (_, body) => {
+    const delivery = body === null ? body : { object: "whatsapp_business_account", ...body };
+    expect(() => parseWhatsAppDelivery(delivery, ACCOUNT)).toThrow(InvalidPayloadError);
   });
 
   it("takes every message of every entry and change, and counts statuses apart", () => {
