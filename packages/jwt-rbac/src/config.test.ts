@@ -69,6 +69,18 @@ describe("construction fails fast", () => {
       { algorithm: "HS256", verificationKeys: [SECRET], policy: { scopeMappings: { "GET /x/a*": ["a:b"] } } },
       /mixes a wildcard/,
     ],
+    ...[["/agents"], "agents", [""], ["a:b"]].map(
+      (listingResources) =>
+        [
+          `bad listing resources ${JSON.stringify(listingResources)}`,
+          {
+            algorithm: "HS256",
+            verificationKeys: [SECRET],
+            policy: { listingResources: listingResources as string[] },
+          },
+          /policy.listingResources must be an array of resource names/,
+        ] as const,
+    ),
     ...[
       ["sys tem", "config"],
       ["system", "con:fig"],

@@ -172,6 +172,15 @@ function resolveAliases(policy: RbacPolicy, enabled: boolean): ScopeAliases | un
   return entries.length === 0 ? undefined : new Map(entries);
 }
 
+function resolveListing(resources: RbacPolicy["listingResources"]): ReadonlySet<string> {
+  if (resources === undefined) return new Set();
+  // Each names the one path segment of `GET /<resource>`.
+  if (!Array.isArray(resources) || !resources.every((name) => isResourceName(name) && !name.includes("/"))) {
+    throw configError("policy.listingResources must be an array of resource names (`agents`, not `/agents`)");
+  }
+  return new Set(resources);
+}
+
 function remoteUrl(value: string, option: string): URL {
   let url: URL;
   try {
@@ -436,7 +445,7 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
     ),
     excludedRoutePaths: options.excludedRoutePaths ?? policy.excludedRoutePaths ?? [],
     adminScope,
-    listingResources: new Set(policy.listingResources ?? []),
+    listingResources: resolveListing(policy.listingResources),
     scopeAliases,
     unmappedRoutes,
     cache: resolveCache(options.cache),
