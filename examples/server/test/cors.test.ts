@@ -169,6 +169,28 @@ describe("CORS on the reference server (CORS_ALLOWED_ORIGINS)", () => {
       expect(JSON.parse(result.body)).toMatchObject({ error_code: "FORBIDDEN" });
     }
   });
+
+  it("a repeated Origin header is no allowed origin, even when both name it", async () => {
+    for (const second of [UI, OTHER]) {
+      const pre = await exchange(server.port, [
+        "OPTIONS /databases/default/migrate HTTP/1.1",
+        "Host: 127.0.0.1",
+        `Origin: ${UI}`,
+        `Origin: ${second}`,
+        "Access-Control-Request-Method: POST",
+      ]);
+      expect(pre.status).toBe(403);
+      expect(corsHeaders(pre.headers)).toEqual([]);
+      const read = await exchange(server.port, [
+        "GET /databases/default/migrations HTTP/1.1",
+        "Host: 127.0.0.1",
+        `Origin: ${UI}`,
+        `Origin: ${second}`,
+      ]);
+      expect(read.status).toBe(401);
+      expect(corsHeaders(read.headers)).toEqual([]);
+    }
+  });
 });
 
 describe("CORS with cookies as the token source", () => {
