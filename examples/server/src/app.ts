@@ -7,6 +7,7 @@ import { requestId } from "hono/request-id";
 import type { Logger } from "pino";
 import { PROTECTED_RESOURCE_PATH } from "./auth.js";
 import type { PlatformDatabase } from "./databases.js";
+import { type CorsSettings, corsMiddleware } from "./http/cors.js";
 import { registerDocs } from "./http/docs.js";
 import type { AppEnv } from "./http/env.js";
 import { ApiError, ERROR_CODES, type ErrorStatus, errorResponse } from "./http/errors.js";
@@ -33,6 +34,8 @@ export interface AppDeps {
   readonly healthTimeoutMs?: number;
   /** RFC 9728 metadata for `GET /.well-known/oauth-protected-resource`, given the request's origin. */
   readonly protectedResource?: (requestOrigin: string) => object;
+  /** Browser UIs on other origins (`CORS_ALLOWED_ORIGINS`); none when absent or empty. */
+  readonly cors?: CorsSettings;
 }
 
 const TITLE = "Agent Platform API";
@@ -70,6 +73,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.use("*", requestId());
   app.use("*", requestLogging(deps.logger));
+  // Before authentication: a preflight carries no token, and an error answer must reach the page too.
+  if (deps.cors !== undefined && deps.cors.allowedOrigins.length > 0) app.use("*", corsMiddleware(deps.cors));
   app.use("*", deps.auth);
 
   registerMetaRoutes(app, deps.databases, deps.healthTimeoutMs ?? 2_000);

@@ -1,9 +1,4 @@
-import {
-  DEFAULT_ADMIN_SCOPE,
-  DEFAULT_EXCLUDED_ROUTE_PATHS,
-  DEFAULT_SCOPE_MAPPINGS,
-  type JwtRbacOptions,
-} from "@agent-platform/jwt-rbac";
+import { type JwtRbacOptions, PLATFORM_POLICY } from "@agent-platform/jwt-rbac";
 import type { Logger } from "pino";
 import { hasJwtKey, type ServerConfig } from "./config.js";
 import { DEV_KEY_ALGORITHM, type DevKey } from "./dev-key.js";
@@ -29,9 +24,9 @@ export function protectedResourceMetadata(
   requestOrigin: string,
 ): ProtectedResourceMetadata {
   const { jwt } = config;
-  const scopes = new Set<string>([DEFAULT_ADMIN_SCOPE]);
+  const scopes = new Set<string>([PLATFORM_POLICY.adminScope]);
   for (const required of Object.values({
-    ...DEFAULT_SCOPE_MAPPINGS,
+    ...PLATFORM_POLICY.scopeMappings,
     ...MESSAGING_ROUTE_POLICY.scopeMappings,
   })) {
     for (const scope of required) scopes.add(scope);
@@ -95,7 +90,7 @@ export function jwtOptions(config: ServerConfig, devKey: DevKey | undefined, log
     // The messaging package names its own routes, so a new channel needs no change here.
     scopeMappings: MESSAGING_ROUTE_POLICY.scopeMappings,
     excludedRoutePaths: [
-      ...DEFAULT_EXCLUDED_ROUTE_PATHS,
+      ...PLATFORM_POLICY.excludedRoutePaths,
       PROTECTED_RESOURCE_PATH,
       ...DOCS_FILE_PATHS,
       ...MESSAGING_ROUTE_POLICY.excludedPaths,

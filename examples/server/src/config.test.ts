@@ -105,6 +105,42 @@ describe("loadConfig", () => {
     expect(problems[0]).toMatch(new RegExp(`^${variable}: `));
   });
 
+  it("reads CORS_ALLOWED_ORIGINS: exact origins, trimmed, once each; none by default", () => {
+    expect(loadConfig({}).corsAllowedOrigins).toEqual([]);
+    expect(
+      loadConfig({
+        CORS_ALLOWED_ORIGINS: " https://ui.example.com, http://127.0.0.1:5173,https://ui.example.com",
+      }).corsAllowedOrigins,
+    ).toEqual(["https://ui.example.com", "http://127.0.0.1:5173"]);
+    expect(loadConfig({ CORS_ALLOWED_ORIGINS: "*" }).corsAllowedOrigins).toEqual(["*"]);
+  });
+
+  it.each([
+    ["https://ui.example.com/", /write 'https:\/\/ui.example.com'/],
+    ["https://ui.example.com/app", /write 'https:\/\/ui.example.com'/],
+    ["https://UI.example.com", /write 'https:\/\/ui.example.com'/],
+    ["https://ui.example.com:443", /write 'https:\/\/ui.example.com'/],
+    ["https://ui.example.com?x=1", /not an exact origin/],
+    ["ui.example.com", /not an http\(s\) origin/],
+    ["null", /not an http\(s\) origin/],
+    ["file:///tmp/x", /not an http\(s\) origin/],
+    ["https://*.example.com", /has no wildcard; list each origin/],
+    ["*,https://ui.example.com", /'\*' \(any origin\) stands alone/],
+  ])("refuses CORS_ALLOWED_ORIGINS=%j in one line naming the fix", (value, message) => {
+    const problems = problemsOf({ CORS_ALLOWED_ORIGINS: value });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^CORS_ALLOWED_ORIGINS: /);
+    expect(problems[0]).toMatch(message);
+    expect(problems[0]).not.toContain("\n");
+  });
+
+  it.each(["cookie", "both"])("refuses CORS_ALLOWED_ORIGINS=* with JWT_TOKEN_SOURCE=%s", (source) => {
+    const problems = problemsOf({ CORS_ALLOWED_ORIGINS: "*", JWT_TOKEN_SOURCE: source });
+    expect(problems).toEqual([
+      expect.stringMatching(/^CORS_ALLOWED_ORIGINS: '\*' cannot be used with JWT_TOKEN_SOURCE=/),
+    ]);
+  });
+
   it("reads booleans and empty values the same way for the server and the messaging channel", () => {
     const config = loadConfig({
       JWT_VERIFY_AUDIENCE: "on",

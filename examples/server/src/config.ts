@@ -49,6 +49,8 @@ export interface ServerConfig {
   readonly jwt: JwtConfig;
   readonly shutdownTimeoutMs: number;
   readonly messaging: z.output<typeof messagingConfigSchema>;
+  /** Browser origins (exact) whose pages may call the API and read its answers; `["*"]`: any; empty: none. */
+  readonly corsAllowedOrigins: readonly string[];
 }
 
 /**
@@ -112,6 +114,44 @@ const databasesList = envText.transform((value, ctx): DatabaseConfig[] | undefin
   return databases;
 });
 
+/**
+ * An origin as a browser sends it in `Origin`: `scheme://host[:port]`, lower case, default port
+ * omitted, no path, no trailing slash. Compared exactly, so a spelling a browser never sends would
+ * silently match nothing: it is refused with the form to write instead.
+ */
+function corsOriginProblem(value: string): string | undefined {
+  if (value === "*") return undefined;
+  if (value.includes("*"))
+    return `'${value}': an origin has no wildcard; list each origin (or '*' alone for any)`;
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) {
+    return `'${value}' is not an http(s) origin (write scheme://host[:port], e.g. https://app.example.com)`;
+  }
+  if (url.origin !== value) {
+    return `'${value}' is not an exact origin: write '${url.origin}' (no path, no trailing slash, lower case, no default port)`;
+  }
+  return undefined;
+}
+
+const corsOrigins = envList.transform((origins, ctx): string[] => {
+  for (const origin of origins ?? []) {
+    const problem = corsOriginProblem(origin);
+    if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
+  }
+  if (origins?.includes("*") && origins.length > 1) {
+    ctx.addIssue({
+      code: "custom",
+      message: "'*' (any origin) stands alone: list exact origins or '*' only",
+    });
+  }
+  return [...new Set(origins ?? [])];
+});
+
 const serverEnvSchema = z.object({
   HOST: envText.transform((value) => value ?? "127.0.0.1"),
   PORT: envInteger(7777, { min: 0, max: 65535 }),
@@ -138,6 +178,7 @@ const serverEnvSchema = z.object({
   JWT_USER_ID_CLAIM: envText,
   PUBLIC_URL: envUrl().transform((value) => value?.replace(/\/+$/, "")),
   SHUTDOWN_TIMEOUT_MS: envInteger(10_000, { min: 0, max: 600_000 }),
+  CORS_ALLOWED_ORIGINS: corsOrigins,
 });
 
 /** Redacts the password of a database URL so an error message never carries a secret. */
@@ -166,6 +207,14 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     }
     databases.push(database);
   }
+  if (vars.CORS_ALLOWED_ORIGINS.includes("*") && vars.JWT_TOKEN_SOURCE !== "header") {
+    throw invalidEnv(
+      [
+        `CORS_ALLOWED_ORIGINS: '*' cannot be used with JWT_TOKEN_SOURCE=${vars.JWT_TOKEN_SOURCE} (a page of any site could send the cookie and read the answer): list the UI's exact origins`,
+      ],
+      "CORS_ALLOWED_ORIGINS",
+    );
+  }
 
   return {
     host: vars.HOST,
@@ -193,6 +242,7 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     },
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
     messaging: messaging.data,
+    corsAllowedOrigins: vars.CORS_ALLOWED_ORIGINS,
   };
 }
 

@@ -137,6 +137,7 @@ export async function startServer(
       logger,
       routes: messaging === null ? [] : [messaging.routes],
       protectedResource: (origin) => protectedResourceMetadata(config, origin),
+      cors: { allowedOrigins: config.corsAllowedOrigins, credentials: config.jwt.tokenSource !== "header" },
     });
     server = await listen(app.fetch, config.host, config.port);
     answerClientErrors(server as import("node:http").Server, logger);

@@ -122,7 +122,8 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     const state = authenticatedState(token, payload, config, config.authorization) as AuthState;
     const entry: VerifiedToken = {
       result: { ok: true, state },
-      held: authorizer === undefined ? undefined : scopeSet(state.scopes, config.adminScope),
+      held:
+        authorizer === undefined ? undefined : scopeSet(state.scopes, config.adminScope, config.scopeAliases),
     };
     if (cache !== undefined) {
       const exp = payload.exp;

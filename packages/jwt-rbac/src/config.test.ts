@@ -64,6 +64,41 @@ describe("construction fails fast", () => {
       { algorithm: "HS256", verificationKeys: [SECRET], scopeMappings: { "/x": ["a:b"] } },
       /<METHOD> <path>/,
     ],
+    [
+      "a bad route in a policy",
+      { algorithm: "HS256", verificationKeys: [SECRET], policy: { scopeMappings: { "GET /x/a*": ["a:b"] } } },
+      /mixes a wildcard/,
+    ],
+    ...[["/agents"], "agents", [""], ["a:b"]].map(
+      (listingResources) =>
+        [
+          `bad listing resources ${JSON.stringify(listingResources)}`,
+          {
+            algorithm: "HS256",
+            verificationKeys: [SECRET],
+            policy: { listingResources: listingResources as string[] },
+          },
+          /policy.listingResources must be an array of resource names/,
+        ] as const,
+    ),
+    ...[
+      ["sys tem", "config"],
+      ["system", "con:fig"],
+      ["", "config"],
+      ["system", "system"],
+      ["system", 1],
+    ].map(
+      ([legacy, current]) =>
+        [
+          `a bad scope alias ${JSON.stringify([legacy, current])}`,
+          {
+            algorithm: "HS256",
+            verificationKeys: [SECRET],
+            policy: { scopeAliases: { [legacy as string]: current as string } },
+          },
+          /policy.scopeAliases: .* must map one resource name to another/,
+        ] as const,
+    ),
     ["a bad cache", { algorithm: "HS256", verificationKeys: [SECRET], cache: { max: 0 } }, /cache.max/],
     [
       "an undefined key (unset env var)",

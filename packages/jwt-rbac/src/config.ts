@@ -14,8 +14,9 @@ import {
   MAX_REMOTE_KEYS_AGE_MS,
   TokenSource,
 } from "./options.js";
-import { DEFAULT_EXCLUDED_ROUTE_PATHS, DEFAULT_SCOPE_MAPPINGS } from "./rbac/defaults.js";
-import { DEFAULT_ADMIN_SCOPE, parseScope } from "./rbac/scopes.js";
+import { PLATFORM_ADMIN_SCOPE, PLATFORM_POLICY } from "./platform-policy/index.js";
+import type { RbacPolicy } from "./rbac/policy.js";
+import { parseScope, type ScopeAliases } from "./rbac/scopes.js";
 import type { ClaimNames } from "./state.js";
 import { isSupportedAlgorithm } from "./token/algorithms.js";
 import type { ClaimRules } from "./token/claims.js";
@@ -52,6 +53,10 @@ export interface ResolvedConfig extends ClaimNames {
   readonly scopeMappings: Readonly<Record<string, readonly string[]>>;
   readonly excludedRoutePaths: readonly string[];
   readonly adminScope: string;
+  /** Resources whose `GET /<resource>` is a listing route. */
+  readonly listingResources: ReadonlySet<string>;
+  /** Legacy resource names read as current ones; undefined when none. */
+  readonly scopeAliases: ScopeAliases | undefined;
   readonly unmappedRoutes: "allow" | "deny";
   readonly cache: CacheOptions | false;
   readonly logger: Logger;
@@ -123,27 +128,57 @@ function resolveCache(cache: JwtRbacOptions["cache"]): CacheOptions | false {
   return resolved;
 }
 
+/** Required scopes are written `resource:action` (or the admin scope); a legacy resource name is read as its current one. */
 function resolveMappings(
+  policy: Readonly<Record<string, readonly string[]>>,
   mappings: JwtRbacOptions["scopeMappings"],
-  withDefaults: boolean,
   adminScope: string,
+  aliases: ScopeAliases | undefined,
 ): Readonly<Record<string, readonly string[]>> {
-  const merged: Record<string, readonly string[]> = {
-    ...(withDefaults ? DEFAULT_SCOPE_MAPPINGS : {}),
-    ...mappings,
-  };
+  const merged: Record<string, readonly string[]> = { ...policy, ...mappings };
   for (const [route, scopes] of Object.entries(merged)) {
     if (!Array.isArray(scopes)) throw configError(`scopeMappings["${route}"] must be an array of scopes`);
-    for (const scope of scopes) {
-      const parsed = typeof scope === "string" ? parseScope(scope, adminScope) : undefined;
-      if (parsed === undefined || (parsed.kind === "resource" && scope.split(":").length !== 2)) {
+    merged[route] = scopes.map((scope: unknown) => {
+      const parsed = typeof scope === "string" ? parseScope(scope, adminScope, aliases) : undefined;
+      if (parsed === undefined || (parsed.kind === "resource" && (scope as string).split(":").length !== 2)) {
         throw configError(
           `scopeMappings["${route}"]: "${String(scope)}" is not a required scope of the form "resource:action"`,
         );
       }
-    }
+      return parsed.kind === "admin" ? adminScope : `${parsed.resource}:${parsed.action}`;
+    });
   }
   return merged;
+}
+
+/** A resource name the scope grammar accepts (`<name>:<action>` parses). */
+function isResourceName(name: unknown): name is string {
+  if (typeof name !== "string") return false;
+  const parsed = parseScope(`${name}:read`, undefined);
+  return parsed?.kind === "resource" && parsed.resource === name;
+}
+
+/** The policy's legacy names, unless `legacyScopeAliases: false`; each side a scope part. */
+function resolveAliases(policy: RbacPolicy, enabled: boolean): ScopeAliases | undefined {
+  if (!enabled || policy.scopeAliases === undefined) return undefined;
+  const entries = Object.entries(policy.scopeAliases);
+  for (const [legacy, current] of entries) {
+    if (!isResourceName(legacy) || !isResourceName(current) || legacy === current) {
+      throw configError(
+        `policy.scopeAliases: "${legacy}" -> "${String(current)}" must map one resource name to another`,
+      );
+    }
+  }
+  return entries.length === 0 ? undefined : new Map(entries);
+}
+
+function resolveListing(resources: RbacPolicy["listingResources"]): ReadonlySet<string> {
+  if (resources === undefined) return new Set();
+  // Each names the one path segment of `GET /<resource>`.
+  if (!Array.isArray(resources) || !resources.every((name) => isResourceName(name) && !name.includes("/"))) {
+    throw configError("policy.listingResources must be an array of resource names (`agents`, not `/agents`)");
+  }
+  return new Set(resources);
 }
 
 function remoteUrl(value: string, option: string): URL {
@@ -371,11 +406,14 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
   if (unmappedRoutes !== "allow" && unmappedRoutes !== "deny") {
     throw configError('unmappedRoutes must be "allow" or "deny"');
   }
-  const adminScope = options.adminScope ?? DEFAULT_ADMIN_SCOPE;
+  const policy = options.policy ?? PLATFORM_POLICY;
+  // The spec's default admin scope, also for a policy that names none.
+  const adminScope = options.adminScope ?? policy.adminScope ?? PLATFORM_ADMIN_SCOPE;
   // A scope string is split on spaces, so a scope with one could be granted only by an array claim.
   if (adminScope === "" || adminScope.includes(" ")) {
     throw configError("adminScope must be one scope: not empty, no space");
   }
+  const scopeAliases = resolveAliases(policy, options.legacyScopeAliases ?? true);
   const resourceMetadata =
     options.resourceMetadata === undefined
       ? undefined
@@ -387,7 +425,9 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
     remoteKeys: resolveRemoteKeys(options.remoteKeys),
     resourceMetadata,
     validate,
-    authorization: options.authorization ?? options.scopeMappings !== undefined,
+    authorization:
+      options.authorization ??
+      (options.scopeMappings !== undefined || options.policy?.scopeMappings !== undefined),
     tokenSource,
     allowedOrigins: resolveOrigins(options.allowedOrigins),
     tokenHeaderKey: tokenHeaderKey.toLowerCase(),
@@ -400,9 +440,16 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
     clockTolerance,
     dependenciesClaims: options.dependenciesClaims ?? [],
     sessionStateClaims: options.sessionStateClaims ?? [],
-    scopeMappings: resolveMappings(options.scopeMappings, options.defaultScopeMappings ?? true, adminScope),
-    excludedRoutePaths: options.excludedRoutePaths ?? DEFAULT_EXCLUDED_ROUTE_PATHS,
+    scopeMappings: resolveMappings(
+      (options.defaultScopeMappings ?? true) ? (policy.scopeMappings ?? {}) : {},
+      options.scopeMappings,
+      adminScope,
+      scopeAliases,
+    ),
+    excludedRoutePaths: options.excludedRoutePaths ?? policy.excludedRoutePaths ?? [],
     adminScope,
+    listingResources: resolveListing(policy.listingResources),
+    scopeAliases,
     unmappedRoutes,
     cache: resolveCache(options.cache),
     logger,

@@ -1,5 +1,6 @@
 import type { LoggerOption } from "@agent-platform/common";
 import type { JSONWebKeySet } from "jose";
+import type { RbacPolicy } from "./rbac/policy.js";
 
 /** Where the token is read from. */
 export const TokenSource = {
@@ -84,7 +85,7 @@ export interface JwtRbacOptions {
   algorithms?: readonly string[];
   /** `false` decodes without verifying signature, time claims, audience or issuer. Local development only. */
   validate?: boolean;
-  /** RBAC scope checks. Default: on when `scopeMappings` is given. */
+  /** RBAC scope checks. Default: on when `scopeMappings` or a `policy` with a table is given. */
   authorization?: boolean;
   tokenSource?: TokenSource;
   /**
@@ -110,7 +111,14 @@ export interface JwtRbacOptions {
   clockTolerance?: number;
   dependenciesClaims?: readonly string[];
   sessionStateClaims?: readonly string[];
-  /** `"<METHOD> <path>"` -> required scopes; additive to `DEFAULT_SCOPE_MAPPINGS` unless `defaultScopeMappings` is false. */
+  /**
+   * The route table, public paths, listing routes, admin scope and legacy scope names the options below
+   * refine. Default `PLATFORM_POLICY` (the agent platform's); a generic app passes its own.
+   */
+  policy?: RbacPolicy;
+  /** `false`: a held legacy scope (`system:read`) no longer counts as its current name (`config:read`). Default `true`. */
+  legacyScopeAliases?: boolean;
+  /** `"<METHOD> <path>"` -> required scopes; additive to the policy's table unless `defaultScopeMappings` is false. */
   scopeMappings?: Readonly<Record<string, readonly string[]>>;
   /** `false`: start from an empty route table (a generic app), so only `scopeMappings` apply. Default `true`. */
   defaultScopeMappings?: boolean;

@@ -457,21 +457,64 @@ describe.each(ADAPTERS)("%s adapter over HTTP", (adapter) => {
       });
     });
 
-    it("computes listing ids", async () => {
+    it("a listing route passes every valid token, with the ids it may list; other methods are checked", async () => {
       await withServer(adapter, { ...HS(), authorization: true }, async (url) => {
-        const list = async (scopes: string[]) => call(url, "/agents", { token: await hs({ scopes }) });
-        expect((await list(["agents:read"])).body.auth?.accessibleResourceIds).toEqual(["*"]);
-        expect((await list(["agents:a1:read", "agents:a2:read"])).body.auth?.accessibleResourceIds).toEqual([
-          "a1",
-          "a2",
-        ]);
-        expect((await list(["platform:admin"])).body.auth?.accessibleResourceIds).toEqual(["*"]);
+        const ids = async (scopes: string[], path = "/agents", method = "GET") => {
+          const answer = await call(url, path, { method, token: await hs({ scopes }) });
+          return answer.status === 200 ? answer.body.auth?.accessibleResourceIds : answer.status;
+        };
+        // Without agents:read: an empty list to show, never an error page.
+        expect(await ids(["teams:read"])).toEqual([]);
+        expect(await ids([])).toEqual([]);
+        expect(await ids(["agents:a1:run"])).toEqual([]);
+        expect(await ids(["agents:a1:read"])).toEqual(["a1"]);
+        expect(await ids(["agents:a1:read", "agents:a2:read", "teams:t1:read"])).toEqual(["a1", "a2"]);
+        for (const scopes of [
+          ["agents:read"],
+          ["agents:*:read"],
+          ["platform:admin"],
+          ["agents:a1:read", "agents:read"],
+        ]) {
+          expect(await ids(scopes), scopes.join()).toEqual(["*"]);
+        }
+        expect(await ids(["workflows:w1:read"], "/workflows/")).toEqual(["w1"]);
+        const head = await call(url, "/teams", {
+          method: "HEAD",
+          token: await hs({ scopes: ["agents:read"] }),
+        });
+        expect(head.status).toBe(200);
+        // Only GET of the listing path: POST /agents, and /agents/a1, are authorized as any route.
         expectError(
-          await list(["teams:read"]),
+          await call(url, "/agents", { method: "POST", token: await hs({ scopes: ["teams:read"] }) }),
           403,
-          "Insufficient permissions. Required scope(s): agents:read",
-          'Bearer realm="platform", error="insufficient_scope", error_description="Insufficient permissions. Required scope(s): agents:read", scope="agents:read"',
+          "Insufficient permissions. Required scope(s): agents:write",
+          'Bearer realm="platform", error="insufficient_scope", error_description="Insufficient permissions. Required scope(s): agents:write", scope="agents:write"',
         );
+        expect(await ids(["agents:a1:read"], "/agents", "POST")).toBe(403);
+        expect(await ids(["agents:a1:read"], "/agents", "DELETE")).toBe(403);
+        expect(await ids(["agents:a1:read"], "/agents/a2")).toBe(403);
+        expect(await ids(["agents:a1:read"], "/agents/a1")).toEqual([]);
+        // Still a valid token only: no token, or a bad one, is a 401.
+        expect((await call(url, "/agents")).status).toBe(401);
+        expect((await call(url, "/agents", { token: "nope" })).status).toBe(401);
+      });
+    });
+
+    it("accepts the legacy system:* scopes as config:*, unless legacyScopeAliases is false", async () => {
+      const config = (url: string, scopes: string[], path = "/config", method = "GET") =>
+        hs({ scopes }).then(async (token) => (await call(url, path, { method, token })).status);
+      await withServer(adapter, { ...HS(), authorization: true }, async (url) => {
+        expect(await config(url, ["system:read"])).toBe(200);
+        expect(await config(url, ["system:read"], "/models")).toBe(200);
+        expect(await config(url, ["system:write"], "/databases/db1/migrate", "POST")).toBe(200);
+        expect(await config(url, ["system:*:read"])).toBe(200);
+        expect(await config(url, ["system:read"], "/databases/db1/migrate", "POST")).toBe(403);
+        expect(await config(url, ["System:read"])).toBe(403);
+        expect(await config(url, ["config:read"])).toBe(200);
+      });
+      await withServer(adapter, { ...HS(), authorization: true, legacyScopeAliases: false }, async (url) => {
+        expect(await config(url, ["system:read"])).toBe(403);
+        expect(await config(url, ["config:read"])).toBe(200);
       });
     });
 
@@ -599,8 +642,30 @@ describe.each(ADAPTERS)("%s adapter over HTTP", (adapter) => {
     });
     // The platform defaults stay the default.
     await withServer(adapter, { ...HS(), authorization: true }, async (url) => {
-      expect((await call(url, "/agents", { token: await hs({ sub: "u" }) })).status).toBe(403);
+      expect((await call(url, "/sessions", { token: await hs({ sub: "u" }) })).status).toBe(403);
       expect((await call(url, "/docs")).status).toBe(200);
+    });
+  });
+
+  it("a generic app's own policy: no platform route, listing, public path or legacy name", async () => {
+    const options = {
+      ...HS(),
+      policy: {
+        scopeMappings: { "GET /reports": ["reports:read"], "GET /config": ["config:read"] },
+        excludedRoutePaths: ["/healthz"],
+      },
+    } satisfies JwtRbacOptions;
+    await withServer(adapter, options, async (url) => {
+      const status = async (path: string, scopes?: string[]) =>
+        (await call(url, path, scopes === undefined ? {} : { token: await hs({ sub: "u", scopes }) })).status;
+      expect(await status("/healthz")).toBe(200);
+      expect(await status("/docs")).toBe(401);
+      expect(await status("/reports", ["reports:read"])).toBe(200);
+      expect(await status("/reports", ["reports:r1:read"])).toBe(403);
+      // /agents is no listing here, and unmapped: denied but to the admin scope.
+      expect(await status("/agents", ["agents:read"])).toBe(403);
+      expect(await status("/agents", ["platform:admin"])).toBe(200);
+      expect(await status("/config", ["system:read"])).toBe(403);
     });
   });
 

@@ -1,4 +1,5 @@
 import type { AddressInfo } from "node:net";
+import cors from "cors";
 import express, { type NextFunction, type Request, type Response } from "express";
 import express4 from "express4";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -71,5 +72,84 @@ describe.each([
     const token = await sign({ sub: "u1", scopes: ["agents:a2:read"] }, "HS256", keys.hsSecret);
     const response = await fetch(`${url}/api/AGENTS/a1`, { headers: { authorization: `Bearer ${token}` } });
     expect(response.status).toBe(403);
+  });
+});
+
+// The Express README's recipe for a browser UI on another origin: the `cors` package before jwtRbac.
+describe.each([
+  ["Express 5", express],
+  ["Express 4", express4 as unknown as typeof express],
+])("%s with the cors package, as the README shows", (_name, createApp) => {
+  const UI = "https://ui.example.com";
+  let url: string;
+  let close: () => void;
+  const handled: string[] = [];
+
+  beforeAll(async () => {
+    const app = createApp();
+    app.use(
+      cors({
+        origin: [UI], // exact origins; never `true` or "*" with cookies
+        allowedHeaders: ["Authorization", "Content-Type"],
+        exposedHeaders: ["WWW-Authenticate"],
+        maxAge: 600,
+      }),
+    );
+    app.use(jwtRbac({ algorithm: "HS256", verificationKeys: [keys.hsSecret], authorization: true }));
+    app.all("/agents/:id/runs", (req: Request, res: Response) => {
+      handled.push(req.method);
+      res.json({ ok: true });
+    });
+    const started = await listen(app);
+    url = started.url;
+    close = () => started.server.close();
+  });
+  afterAll(() => close());
+
+  const preflight = (origin: string) =>
+    fetch(`${url}/agents/a1/runs`, {
+      method: "OPTIONS",
+      headers: {
+        origin,
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization",
+      },
+    });
+
+  it("answers an allowed preflight before authentication, and no handler runs", async () => {
+    const answer = await preflight(UI);
+    expect(answer.status).toBe(204);
+    expect(answer.headers.get("access-control-allow-origin")).toBe(UI);
+    expect(answer.headers.get("access-control-allow-headers")).toBe("Authorization,Content-Type");
+    expect(answer.headers.get("access-control-max-age")).toBe("600");
+    expect(answer.headers.get("vary")).toMatch(/Origin/);
+    const refused = await preflight("https://evil.example");
+    expect(refused.headers.get("access-control-allow-origin")).toBeNull();
+    expect(handled).toEqual([]);
+  });
+
+  it("lets the page read a 401 for an expired token, and a 403, with the challenge", async () => {
+    const expired = await sign({ sub: "u", scopes: ["agents:run"], exp: 1 }, "HS256", keys.hsSecret);
+    const readOnly = await sign({ sub: "u", scopes: ["agents:read"] }, "HS256", keys.hsSecret);
+    for (const [token, status] of [
+      [expired, 401],
+      [readOnly, 403],
+    ] as const) {
+      const answer = await fetch(`${url}/agents/a1/runs`, {
+        method: "POST",
+        headers: { origin: UI, authorization: `Bearer ${token}` },
+      });
+      expect(answer.status).toBe(status);
+      expect(answer.headers.get("access-control-allow-origin")).toBe(UI);
+      expect(answer.headers.get("access-control-expose-headers")).toBe("WWW-Authenticate");
+      expect(answer.headers.get("vary")).toMatch(/Origin/);
+      const other = await fetch(`${url}/agents/a1/runs`, {
+        method: "POST",
+        headers: { origin: "https://evil.example", authorization: `Bearer ${token}` },
+      });
+      expect(other.status).toBe(status);
+      expect(other.headers.get("access-control-allow-origin")).toBeNull();
+    }
+    expect(handled).toEqual([]);
   });
 });

@@ -28,7 +28,7 @@ const ANY_TOKEN: RouteAccess = Object.freeze({ public: false, scopes: Object.fre
 
 /**
  * `path` is read by the same path rule as a request's, and may be an OpenAPI template
- * (`/databases/{db_id}/migrate`): a `{name}` segment matches a `*`. A path the rule refuses is refused
+ * (`/reports/{report_id}/render`): a `{name}` segment matches a `*`. A path the rule refuses is refused
  * for every request, so it needs the admin scope here too.
  */
 export function routeAccess(tables: AccessTables, method: string, text: string): RouteAccess {

@@ -176,7 +176,7 @@ export function canonicalPath(raw: string): CanonicalPath | AuthError {
   if (hash >= 0 && hash < end) end = hash;
   if (end > MAX_PATH_LENGTH) return invalidPathError(`longer than ${MAX_PATH_LENGTH} characters`);
   if (raw.charCodeAt(0) !== 47 /* / */) return invalidPathError("it must start with '/'");
-  // One trailing slash is not a segment: "/agents/" is "/agents", as most routers take it.
+  // One trailing slash is not a segment: "/reports/" is "/reports", as most routers take it.
   if (end > 1 && raw.charCodeAt(end - 1) === 47) end--;
   if (end === 1) return ROOT;
 

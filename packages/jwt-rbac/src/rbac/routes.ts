@@ -10,7 +10,7 @@ import { canonicalPath, canonicalSegment } from "./canonical-path.js";
  * carries ever becomes a regular expression.
  */
 export interface CompiledRoute<T> {
-  /** The pattern as given (`"GET /agents/*"` or `"/health"`). */
+  /** The pattern as given (`"GET /reports/*"` or `"/status"`). */
   readonly pattern: string;
   readonly method: string | undefined;
   readonly value: T;

@@ -1,8 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { canonical } from "../../test/fixtures/canonical.js";
+import { PLATFORM_POLICY } from "../platform-policy/index.js";
 import { Authorizer } from "./authorize.js";
-import { DEFAULT_SCOPE_MAPPINGS } from "./defaults.js";
 import { hasRequiredScopes, parseScope, scopeSet } from "./scopes.js";
+
+const ADMIN = "platform:admin";
+const LISTING = new Set(PLATFORM_POLICY.listingResources);
 
 describe("scope grammar", () => {
   it.each([
@@ -11,7 +14,7 @@ describe("scope grammar", () => {
     ["agents:a1:run", { kind: "resource", resource: "agents", action: "run", id: "a1" }],
     ["platform:admin", { kind: "admin" }],
   ])("%s parses", (scope, expected) => {
-    expect(parseScope(scope)).toEqual(expected);
+    expect(parseScope(scope, ADMIN)).toEqual(expected);
   });
 
   it.each([
@@ -26,7 +29,7 @@ describe("scope grammar", () => {
     "agents: read",
     "agents:a 1:run",
   ])("%j matches nothing", (scope) => {
-    expect(parseScope(scope)).toBeUndefined();
+    expect(parseScope(scope, ADMIN)).toBeUndefined();
   });
 
   it("uses the configured admin scope", () => {
@@ -52,7 +55,7 @@ describe("hasRequiredScopes (agents:run on /agents/a1/runs)", () => {
     [["agents:run:extra"], false],
     [[], false],
   ])("%j -> %s", (scopes, expected) => {
-    expect(hasRequiredScopes(scopes, ["agents:run"], { resourceId: "a1" })).toBe(expected);
+    expect(hasRequiredScopes(scopes, ["agents:run"], { resourceId: "a1", adminScope: ADMIN })).toBe(expected);
   });
 
   it("needs every required scope", () => {
@@ -67,16 +70,17 @@ describe("hasRequiredScopes (agents:run on /agents/a1/runs)", () => {
 
 describe("Authorizer on the default table", () => {
   const authorizer = new Authorizer({
-    scopeMappings: DEFAULT_SCOPE_MAPPINGS,
+    scopeMappings: PLATFORM_POLICY.scopeMappings,
+    listingResources: LISTING,
     unmappedRoutes: "allow",
     caseSensitiveRoutes: true,
   });
   const check = (method: string, path: string, scopes: string[]) => {
-    const result = authorizer.authorize(method, canonical(path), scopeSet(scopes));
+    const result = authorizer.authorize(method, canonical(path), scopeSet(scopes, ADMIN));
     return result instanceof Set ? [...result].sort() : (result as { detail: string }).detail;
   };
 
-  it("lists ids for a listing route", () => {
+  it("lists ids for a listing route: none, never a refusal, without the read scope", () => {
     expect(check("GET", "/agents", ["agents:read"])).toEqual(["*"]);
     expect(check("GET", "/agents", ["agents:*:read"])).toEqual(["*"]);
     expect(check("GET", "/agents", ["agents:a1:read", "agents:a2:read", "teams:t1:read"])).toEqual([
@@ -84,8 +88,10 @@ describe("Authorizer on the default table", () => {
       "a2",
     ]);
     expect(check("GET", "/teams", ["platform:admin"])).toEqual(["*"]);
-    expect(check("GET", "/workflows", ["agents:read"])).toBe(
-      "Insufficient permissions. Required scope(s): workflows:read",
+    expect(check("GET", "/workflows", ["agents:read"])).toEqual([]);
+    expect(check("GET", "/workflows", [])).toEqual([]);
+    expect(check("POST", "/workflows", ["workflows:w1:read"])).toBe(
+      "Insufficient permissions. Required scope(s): workflows:write",
     );
   });
 
@@ -105,15 +111,18 @@ describe("Authorizer on the default table", () => {
   it("lets an unmapped route through, or refuses it with deny", () => {
     expect(check("GET", "/unmapped", [])).toEqual([]);
     const deny = new Authorizer({
-      scopeMappings: DEFAULT_SCOPE_MAPPINGS,
+      scopeMappings: PLATFORM_POLICY.scopeMappings,
+      listingResources: LISTING,
       unmappedRoutes: "deny",
       caseSensitiveRoutes: true,
     });
-    expect(deny.authorize("GET", canonical("/unmapped"), scopeSet([]))).toMatchObject({
+    expect(deny.authorize("GET", canonical("/unmapped"), scopeSet([], ADMIN))).toMatchObject({
       status: 403,
       reason: "route_not_mapped",
       detail: "Insufficient permissions. No scope mapping for GET /unmapped: add one to scopeMappings",
     });
-    expect(deny.authorize("GET", canonical("/unmapped"), scopeSet(["platform:admin"]))).toBeInstanceOf(Set);
+    expect(deny.authorize("GET", canonical("/unmapped"), scopeSet(["platform:admin"], ADMIN))).toBeInstanceOf(
+      Set,
+    );
   });
 });

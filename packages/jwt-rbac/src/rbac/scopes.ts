@@ -4,7 +4,8 @@ import { getOrCreate } from "../get-or-create.js";
  * - `resource:action`       global, every resource of the type
  * - `resource:*:action`     every resource of the type (same reach as global)
  * - `resource:<id>:action`  one resource
- * - the admin scope         everything
+ * - the admin scope         everything (none when undefined)
+ * A resource named in `aliases` (legacy name -> current) is read as its current name.
  * Anything else (empty parts, more parts, whitespace) matches nothing.
  */
 export type ParsedScope =
@@ -13,7 +14,6 @@ export type ParsedScope =
 
 /** `id` of a global scope. */
 export const ANY_ID = "*";
-export const DEFAULT_ADMIN_SCOPE = "platform:admin";
 const ALL_IDS: ReadonlySet<string> = new Set([ANY_ID]);
 
 function isPart(part: string | undefined): part is string {
@@ -25,19 +25,29 @@ function isPart(part: string | undefined): part is string {
   return true;
 }
 
-export function parseScope(scope: string, adminScope: string = DEFAULT_ADMIN_SCOPE): ParsedScope | undefined {
+/** Legacy resource name -> current one. */
+export type ScopeAliases = ReadonlyMap<string, string>;
+
+export function parseScope(
+  scope: string,
+  adminScope: string | undefined,
+  aliases?: ScopeAliases,
+): ParsedScope | undefined {
   if (scope === adminScope) return { kind: "admin" };
   const parts = scope.split(":");
+  const current = (resource: string) => aliases?.get(resource) ?? resource;
   if (parts.length === 2) {
     const [resource, action] = parts;
     return isPart(resource) && isPart(action)
-      ? { kind: "resource", resource, action, id: ANY_ID }
+      ? { kind: "resource", resource: current(resource), action, id: ANY_ID }
       : undefined;
   }
   if (parts.length === 3) {
     const [resource, id, action] = parts;
     if (!isPart(resource) || !isPart(action) || id === undefined) return undefined;
-    return id === ANY_ID || isPart(id) ? { kind: "resource", resource, action, id } : undefined;
+    return id === ANY_ID || isPart(id)
+      ? { kind: "resource", resource: current(resource), action, id }
+      : undefined;
   }
   return undefined;
 }
@@ -49,11 +59,15 @@ export interface ScopeSet {
   readonly grants: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
-export function scopeSet(scopes: readonly string[], adminScope: string = DEFAULT_ADMIN_SCOPE): ScopeSet {
+export function scopeSet(
+  scopes: readonly string[],
+  adminScope: string | undefined,
+  aliases?: ScopeAliases,
+): ScopeSet {
   let admin = false;
   const grants = new Map<string, Set<string>>();
   for (const scope of scopes) {
-    const parsed = parseScope(scope, adminScope);
+    const parsed = parseScope(scope, adminScope, aliases);
     if (parsed === undefined) continue;
     if (parsed.kind === "admin") {
       admin = true;
@@ -74,16 +88,16 @@ export function grants(held: ScopeSet, required: string, resourceId: string | un
 }
 
 /**
- * Whether every required scope holds. `resourceId` is the id the route addresses (`a1` in
- * `/agents/a1/runs`); without one, only global, `resource:*:action` and admin scopes count.
+ * Whether every required scope holds. `resourceId` is the id the route addresses (`r1` in
+ * `/reports/r1/render`); without one, only global, `resource:*:action` and admin scopes count.
  */
 export function hasRequiredScopes(
   scopes: readonly string[] | ScopeSet,
   required: readonly string[],
-  options: { resourceId?: string | undefined; adminScope?: string } = {},
+  options: { resourceId?: string | undefined; adminScope?: string | undefined; aliases?: ScopeAliases } = {},
 ): boolean {
   const held = Array.isArray(scopes)
-    ? scopeSet(scopes as readonly string[], options.adminScope)
+    ? scopeSet(scopes as readonly string[], options.adminScope, options.aliases)
     : (scopes as ScopeSet);
   return required.every((scope) => grants(held, scope, options.resourceId));
 }
