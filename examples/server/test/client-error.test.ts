@@ -96,6 +96,38 @@ describe("requests Node's HTTP parser refuses answer with the JSON error body", 
     expect(JSON.parse(malformed.body)).toMatchObject({ error_code: "BAD_REQUEST" });
   });
 
+  it("a client that reads its answer only after uploading the rest still gets it (no reset)", async () => {
+    // The request arrives in parts: the server refuses on the first and must keep reading the later ones; a
+    // server that closes makes the kernel answer them with a reset, and the client's upload fails.
+    const socket = connect(server.port, "127.0.0.1");
+    const chunks: Buffer[] = [];
+    let failure: Error | undefined;
+    socket.on("error", (error) => {
+      failure = error;
+    });
+    await new Promise((resolve) => socket.on("connect", resolve));
+    socket.pause();
+    socket.write(`POST /health?q=${"a".repeat(20_000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    socket.write(`${"a".repeat(20_000)} HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n`);
+    for (let part = 0; part < 5; part++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      socket.write(Buffer.alloc(20_000, "z"));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+    socket.resume();
+    socket.end();
+    await new Promise((resolve) => {
+      socket.on("close", resolve);
+      socket.on("error", resolve);
+    });
+    expect(failure).toBeUndefined();
+    const text = Buffer.concat(chunks).toString();
+    expect(text).toMatch(/^HTTP\/1\.1 431 /);
+    expect(JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4))).toEqual(HEADERS_TOO_LARGE);
+  });
+
   it("what is read after a refusal is bounded in bytes and in time", async () => {
     const socket = connect(server.port, "127.0.0.1");
     let received = "";
