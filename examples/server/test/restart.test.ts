@@ -12,8 +12,8 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((child) => child.killTree()));
 });
 
-function start(env: Record<string, string>): Child {
-  const child = startMain(env);
+function start(env: Record<string, string>, options: { tree?: boolean } = {}): Child {
+  const child = startMain(env, options);
   running.push(child);
   return child;
 }
@@ -49,7 +49,7 @@ describe("the embedded database after a crash and under a double start", () => {
 
   it("starts again at once after a SIGKILL of the whole server tree, 10 rounds, data intact", async () => {
     for (let round = 0; round < 10; round++) {
-      const server = start(env);
+      const server = start(env, { tree: true });
       const url = await listening(server);
       if (round === 0) {
         const migrated = await request({ url }, "POST", "/databases/default/migrate", admin);
