@@ -1,4 +1,6 @@
-import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,8 +10,10 @@ import { type Child, startMain, stopMain } from "./main-process.js";
 
 // Every child is started in its own process group; whatever a failed test leaves running is killed.
 const running: Child[] = [];
+const sleepers: ChildProcess[] = [];
 afterEach(async () => {
   await Promise.all(running.splice(0).map((child) => child.killTree()));
+  for (const sleeper of sleepers.splice(0)) sleeper.kill("SIGKILL");
 });
 
 function start(env: Record<string, string>, options: { tree?: boolean } = {}): Child {
@@ -47,7 +51,7 @@ describe("the embedded database after a crash and under a double start", () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it("starts again at once after a SIGKILL of the whole server tree, 10 rounds, data intact", async () => {
+  it("starts again at once after a SIGKILL of the whole server tree, 10 rounds (5 with the pid reused), data intact", async () => {
     for (let round = 0; round < 10; round++) {
       const server = start(env, { tree: true });
       const url = await listening(server);
@@ -58,6 +62,19 @@ describe("the embedded database after a crash and under a double start", () => {
       const status = await request({ url }, "GET", "/databases/default/migrations", admin);
       expect(status.body, `round ${round}`).toMatchObject({ current: "2.5.6", pending: [] });
       await server.killTree();
+      // Every other round, the dead server's pid now belongs to a live unrelated process (as after a reboot,
+      // or in a container where every start is pid 1): its record is made to name a running `sleep`.
+      if (round % 2 === 1 && existsSync("/proc/self/stat")) {
+        const sleeper = spawn("sleep", ["30"], { stdio: "ignore" });
+        sleepers.push(sleeper);
+        const lockDir = join(dataDir, "default", "agent-platform-embedded.lock");
+        const [highest] = (await readdir(lockDir))
+          .filter((name) => /^\d+$/.test(name))
+          .sort((a, b) => Number(b) - Number(a));
+        const record = JSON.parse(await readFile(join(lockDir, highest as string), "utf8"));
+        expect(record.pid).not.toBe(sleeper.pid);
+        await writeFile(join(lockDir, highest as string), JSON.stringify({ ...record, pid: sleeper.pid }));
+      }
     }
   }, 300_000);
 

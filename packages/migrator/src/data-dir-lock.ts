@@ -2,7 +2,10 @@ import { randomBytes } from "node:crypto";
 import { linkSync, mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-/** Another live process (or this one) already has the data directory open. */
+/**
+ * Another live process (or this one) already has the data directory open. `pid` is NaN when processes kept
+ * taking the lock over each other for every attempt, so no single owner could be named.
+ */
 export class DataDirLockedError extends Error {
   readonly code = "DATA_DIR_LOCKED";
   constructor(
@@ -10,7 +13,7 @@ export class DataDirLockedError extends Error {
     readonly pid: number,
   ) {
     super(
-      `The embedded PostgreSQL data directory ${dataDir} is already in use by process ${pid}${pid === process.pid ? " (this process)" : ""}; stop it or use another data directory`,
+      `The embedded PostgreSQL data directory ${dataDir} is already in use by ${Number.isNaN(pid) ? "another process" : `process ${pid}`}${pid === process.pid ? " (this process)" : ""}; stop it or use another data directory`,
     );
     this.name = "DataDirLockedError";
   }
