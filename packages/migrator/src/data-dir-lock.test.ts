@@ -190,6 +190,15 @@ describe("the embedded data-directory lock", () => {
       writeLock(path, text);
       expectTakeover(path);
     }
+    // A temporary record of a process that died before linking it is removed; a live process's stays.
+    const leftovers = lockPath();
+    writeLock(leftovers, "");
+    writeFileSync(join(leftovers, `tmp-${gone.pid}-00aa`), lockRecord(gone.pid as number, "1"));
+    writeFileSync(join(leftovers, `tmp-${process.ppid}-00bb`), "");
+    const release = lockDataDir(leftovers, leftovers);
+    release();
+    expect(readdirSync(leftovers).sort()).toEqual([`tmp-${process.ppid}-00bb`, "9"].sort());
+
     // The lock file of earlier versions, where the lock directory now is.
     const path = lockPath();
     writeFileSync(path, String(process.ppid));

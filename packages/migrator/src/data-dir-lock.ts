@@ -216,6 +216,7 @@ export function lockDataDir(dir: string, dataDir: string): () => void {
       }
       for (const older of generations(dir).filter((n) => n <= highest))
         unlinkQuietly(join(dir, String(older)));
+      removeLeftovers(dir);
       heldHere.add(dir);
       return () => release(dir, highest + 1);
     }
@@ -223,6 +224,14 @@ export function lockDataDir(dir: string, dataDir: string): () => void {
     unlinkQuietly(temp);
   }
   throw new DataDirLockedError(dataDir, Number.NaN);
+}
+
+/** Temporary records of processes that died between writing and linking them (a live one's stay). */
+function removeLeftovers(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    const pid = Number(/^tmp-(\d+)-[0-9a-f]+$/.exec(name)?.[1]);
+    if (Number.isSafeInteger(pid) && pid !== process.pid && !signalable(pid)) unlinkQuietly(join(dir, name));
+  }
 }
 
 const FREE = `${JSON.stringify({ free: true })}\n`;
