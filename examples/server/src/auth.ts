@@ -42,7 +42,7 @@ export function protectedResourceMetadata(
 
 export class StartupError extends Error {
   constructor(
-    readonly code: "NO_JWT_KEY_IN_PRODUCTION" | "PORT_IN_USE",
+    readonly code: "NO_JWT_KEY_IN_PRODUCTION" | "PORT_IN_USE" | "DATA_DIR_LOCKED",
     message: string,
   ) {
     super(message);

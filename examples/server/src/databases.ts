@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { createMigrator, type Migration, type Migrator } from "@agent-platform/migrator";
 import type { Logger } from "pino";
 import postgres, { type Sql } from "postgres";
+import { StartupError } from "./auth.js";
 import type { ServerConfig } from "./config.js";
 
 /** A registered database: its pool, its migrator over the platform schema, and how to close it. */
@@ -47,9 +48,15 @@ export async function openDatabases(
 
   if (config.databases.length === 0) {
     // Loaded only here, so a server on real PostgreSQL never loads PGlite's WebAssembly.
-    const { startEmbeddedPostgres } = await import("@agent-platform/migrator/embedded");
+    const { DataDirLockedError, startEmbeddedPostgres } = await import("@agent-platform/migrator/embedded");
     const dataDir = join(config.dataDir, EMBEDDED_DATABASE_ID);
-    const embedded = await startEmbeddedPostgres({ dataDir });
+    const embedded = await startEmbeddedPostgres({ dataDir }).catch((error: unknown) => {
+      if (!(error instanceof DataDirLockedError)) throw error;
+      throw new StartupError(
+        "DATA_DIR_LOCKED",
+        `The embedded database ${dataDir} is in use by process ${error.pid}: stop that server, or set PLATFORM_DATA_DIR to another directory (or DATABASE_URL to use PostgreSQL)`,
+      );
+    });
     logger.info(
       { db_id: EMBEDDED_DATABASE_ID, data_dir: dataDir },
       `No DATABASE_URL or DATABASES set: using embedded PostgreSQL (PGlite) persisted in ${dataDir} as database '${EMBEDDED_DATABASE_ID}'`,

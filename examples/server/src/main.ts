@@ -1,4 +1,4 @@
-import { ConfigError } from "@agent-platform/common";
+import { isConfigError } from "@agent-platform/common";
 import type { DestinationStream } from "pino";
 import { StartupError } from "./auth.js";
 import { loadConfig } from "./config.js";
@@ -73,14 +73,25 @@ async function main(): Promise<void> {
   process.on("SIGINT", shutdown);
 }
 
+/**
+ * One line for the operator, naming the cause and the fix: a configuration error lists its problems on that
+ * line, and an unexpected error shows its message (its stack only with LOG_LEVEL=debug or trace).
+ */
+function startupFailureLine(error: unknown, logLevel = process.env.LOG_LEVEL): string {
+  let message: string;
+  if (isConfigError(error)) message = `Invalid configuration: ${error.problems.join("; ")}`;
+  else if (error instanceof StartupError) message = error.message;
+  else if (error instanceof Error && (logLevel === "debug" || logLevel === "trace")) {
+    return `The server did not start. ${error.stack ?? error.message}\n`;
+  } else {
+    const text = error instanceof Error ? error.message : String(error);
+    message = `${text} (LOG_LEVEL=debug shows where)`;
+  }
+  // Whatever the message holds, it stays on one line.
+  return `The server did not start. ${message.replace(/\s*[\r\n]+\s*/g, " ")}\n`;
+}
+
 main().catch((error: unknown) => {
-  // Bad options or environment found by the server or any package are all the one ConfigError.
-  const known = error instanceof ConfigError || error instanceof StartupError;
-  const message = known
-    ? error.message
-    : error instanceof Error
-      ? (error.stack ?? error.message)
-      : String(error);
-  process.stderr.write(`The server did not start. ${message}\n`);
+  process.stderr.write(startupFailureLine(error));
   process.exit(1);
 });

@@ -1,8 +1,9 @@
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { jwtRbac } from "@agent-platform/jwt-rbac/hono";
 import type { Migration } from "@agent-platform/migrator";
-import { serve } from "@hono/node-server";
-import type { DestinationStream } from "pino";
+import { getRequestListener } from "@hono/node-server";
+import type { DestinationStream, Logger } from "pino";
 import type { Sql } from "postgres";
 import { createApp } from "./app.js";
 import { assertKeyConfigured, jwtOptions, protectedResourceMetadata, StartupError } from "./auth.js";
@@ -17,6 +18,7 @@ import {
 } from "./dev-key.js";
 import { answerClientErrors } from "./http/client-error.js";
 import { createLogger } from "./http/logging.js";
+import { guardRequests, requestErrorResponse } from "./http/request-guard.js";
 import { type ServerMessaging, wireMessaging } from "./messaging/index.js";
 import { canonicalVersion } from "./migrate.js";
 import { platformMigrations } from "./migrations/index.js";
@@ -40,11 +42,19 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-type NodeServer = ReturnType<typeof serve>;
+type NodeServer = Server;
 
-function listen(fetch: (request: Request) => Response | Promise<Response>, host: string, port: number) {
+function listen(
+  fetch: (request: Request) => Response | Promise<Response>,
+  host: string,
+  port: number,
+  logger: Logger,
+) {
   return new Promise<NodeServer>((resolve, reject) => {
-    const server = serve({ fetch, hostname: host, port }, () => resolve(server));
+    const listener = getRequestListener(fetch, { hostname: host, errorHandler: requestErrorResponse });
+    // Host is checked by guardRequests, which answers with the JSON body rather than Node's empty 400.
+    const server = createServer({ requireHostHeader: false }, guardRequests(listener, logger));
+    server.listen(port, host, () => resolve(server));
     server.once("error", (error: NodeJS.ErrnoException) => {
       reject(
         error.code === "EADDRINUSE"
@@ -60,12 +70,11 @@ function listen(fetch: (request: Request) => Response | Promise<Response>, host:
 
 /** Closes the listener and waits for in-flight requests, cutting whatever is left after `timeoutMs`. */
 function drain(server: NodeServer, timeoutMs: number): Promise<"drained" | "timed out"> {
-  const http = server as import("node:http").Server;
   return new Promise((resolve) => {
     // Keep-alive connections become idle once their response is sent; close them as they do.
-    const idle = setInterval(() => http.closeIdleConnections(), 50);
+    const idle = setInterval(() => server.closeIdleConnections(), 50);
     const deadline = setTimeout(() => {
-      http.closeAllConnections();
+      server.closeAllConnections();
       finish("timed out");
     }, timeoutMs);
     const finish = (outcome: "drained" | "timed out") => {
@@ -73,8 +82,8 @@ function drain(server: NodeServer, timeoutMs: number): Promise<"drained" | "time
       clearTimeout(deadline);
       resolve(outcome);
     };
-    http.close(() => finish("drained"));
-    http.closeIdleConnections();
+    server.close(() => finish("drained"));
+    server.closeIdleConnections();
   });
 }
 
@@ -139,8 +148,8 @@ export async function startServer(
       protectedResource: (origin) => protectedResourceMetadata(config, origin),
       cors: { allowedOrigins: config.corsAllowedOrigins, credentials: config.jwt.tokenSource !== "header" },
     });
-    server = await listen(app.fetch, config.host, config.port);
-    answerClientErrors(server as import("node:http").Server, logger);
+    server = await listen(app.fetch, config.host, config.port, logger);
+    answerClientErrors(server, logger);
     url = `http://${urlHost(config.host)}:${(server.address() as AddressInfo).port}`;
   } catch (error) {
     await messaging?.stop();

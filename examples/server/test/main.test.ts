@@ -1,73 +1,13 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { request } from "./helpers.js";
-
-const SERVER_DIR = fileURLToPath(new URL("..", import.meta.url));
-const TSX = join(SERVER_DIR, "node_modules", ".bin", "tsx");
-
-interface Child {
-  readonly process: ChildProcess;
-  readonly stdout: () => string;
-  readonly stderr: () => string;
-  readonly exited: Promise<number | null>;
-  /** Resolves with the first match of `pattern` in stderr, or rejects when the process exits first. */
-  waitForStderr(pattern: RegExp): Promise<RegExpMatchArray>;
-}
-
-/** `tsx src/main.ts` as a user runs it, with only the given variables (nothing leaks from the test's env). */
-function startMain(env: Record<string, string>): Child {
-  const child = spawn(TSX, ["src/main.ts"], {
-    cwd: SERVER_DIR,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  const listeners = new Set<() => void>();
-  child.stdout?.on("data", (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr?.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-    for (const listener of listeners) listener();
-  });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  return {
-    process: child,
-    stdout: () => stdout,
-    stderr: () => stderr,
-    exited,
-    waitForStderr(pattern) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const match = stderr.match(pattern);
-          if (match) {
-            listeners.delete(check);
-            resolve(match);
-          }
-        };
-        listeners.add(check);
-        check();
-        void exited.then((code) => {
-          listeners.delete(check);
-          reject(new Error(`server exited (${code}) before printing ${pattern}:\n${stderr}`));
-        });
-      });
-    },
-  };
-}
-
-async function stopMain(child: Child): Promise<number | null> {
-  child.process.kill("SIGTERM");
-  return child.exited;
-}
+import { startMain, stopMain } from "./main-process.js";
 
 describe("pnpm start (src/main.ts) without any configuration", () => {
   let dataDir: string;

@@ -1,5 +1,14 @@
 import { execFile, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,7 +22,18 @@ import type { Migration } from "./types.js";
 const child = fileURLToPath(new URL("../test/fixtures/embedded-child.ts", import.meta.url));
 const root = mkdtempSync(join(tmpdir(), "migrator-embedded-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-const LOCK_FILE = "agent-platform-embedded.lock";
+const LOCK_DIR = "agent-platform-embedded.lock";
+
+/** The record of the lock's highest generation (see data-dir-lock.ts). */
+function lockRecord(dataDir: string): unknown {
+  const dir = join(dataDir, LOCK_DIR);
+  const highest = Math.max(
+    ...readdirSync(dir)
+      .filter((name) => /^\d+$/.test(name))
+      .map(Number),
+  );
+  return JSON.parse(readFileSync(join(dir, String(highest)), "utf8"));
+}
 
 /** A data directory that already went through initdb (copied from the suite's template), to save time. */
 function initialisedDataDir(name: string): string {
@@ -30,7 +50,7 @@ describe("startEmbeddedPostgres", () => {
     await first.sql`insert into kept values ('still here')`;
     await first.stop();
     await first.stop(); // idempotent
-    expect(existsSync(join(dataDir, LOCK_FILE))).toBe(false);
+    expect(lockRecord(dataDir)).toEqual({ free: true });
 
     const second = await startEmbeddedPostgres({ dataDir });
     try {
@@ -97,21 +117,48 @@ describe("startEmbeddedPostgres", () => {
     }
   });
 
-  it("takes over a lock file left by a process that no longer exists", async () => {
+  it("takes over a lock left by a process that no longer exists", async () => {
     const dataDir = initialisedDataDir("stale");
     const gone = spawnSync(process.execPath, ["-e", "process.exit(0)"]).pid as number;
-    writeFileSync(join(dataDir, LOCK_FILE), String(gone));
+    mkdirSync(join(dataDir, LOCK_DIR));
+    writeFileSync(join(dataDir, LOCK_DIR, "1"), JSON.stringify({ pid: gone, start: "1", boot: null }));
 
     const embedded = await startEmbeddedPostgres({ dataDir });
-    await embedded.stop();
+    try {
+      expect(lockRecord(dataDir)).toMatchObject({ pid: process.pid });
+      expect(await embedded.sql`select 1 as one`).toEqual([{ one: 1 }]);
+      await expect(startEmbeddedPostgres({ dataDir })).rejects.toMatchObject({ pid: process.pid });
+    } finally {
+      await embedded.stop();
+    }
+    expect(lockRecord(dataDir)).toEqual({ free: true });
   });
 
-  it("takes over a lock file with this process's pid that it did not write (a restarted container)", async () => {
+  it("takes over the lock file of earlier versions, even one naming this process's pid (a restarted container)", async () => {
     const dataDir = initialisedDataDir("same-pid");
-    writeFileSync(join(dataDir, LOCK_FILE), String(process.pid));
+    writeFileSync(join(dataDir, LOCK_DIR), String(process.pid));
 
     const embedded = await startEmbeddedPostgres({ dataDir });
-    await embedded.stop();
-    expect(existsSync(join(dataDir, LOCK_FILE))).toBe(false);
+    try {
+      expect(lockRecord(dataDir)).toMatchObject({ pid: process.pid });
+    } finally {
+      await embedded.stop();
+    }
+    expect(lockRecord(dataDir)).toEqual({ free: true });
+  });
+
+  it("refuses a second path to the same data directory (a symlink) in the same process", async () => {
+    const dataDir = initialisedDataDir("symlinked");
+    const alias = join(root, "symlinked-alias");
+    symlinkSync(dataDir, alias);
+    const embedded = await startEmbeddedPostgres({ dataDir });
+    try {
+      await expect(startEmbeddedPostgres({ dataDir: alias })).rejects.toMatchObject({
+        code: "DATA_DIR_LOCKED",
+        pid: process.pid,
+      });
+    } finally {
+      await embedded.stop();
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { type Server, STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import { ERROR_CODES, type ErrorBody, type ErrorStatus } from "./errors.js";
@@ -16,11 +17,39 @@ const REFUSALS: Readonly<Record<string, { readonly status: ErrorStatus; readonly
   HPE_CHUNK_EXTENSIONS_OVERFLOW: { status: 413, detail: "Chunk extensions of the request body too large" },
   ERR_HTTP_REQUEST_TIMEOUT: { status: 408, detail: "The request did not arrive in time" },
 };
-const MALFORMED = { status: 400, detail: "Malformed HTTP request" } as const;
+export const MALFORMED = { status: 400, detail: "Malformed HTTP request" } as const;
+
+/**
+ * After a refusal, what the client is still sending is read and discarded, up to this many bytes and for
+ * this long, before the connection is closed: closing a socket with unread data makes the kernel answer
+ * with a reset, and the client then loses the refusal it was sent ("other side closed").
+ */
+export const LINGER_BYTES = 1024 * 1024;
+export const LINGER_MS = 2_000;
+
+/** The `{detail, error_code}` body of a refusal, as JSON. */
+export function refusalJson(status: ErrorStatus, detail: string): string {
+  const body: ErrorBody = { detail, error_code: ERROR_CODES[status] };
+  return JSON.stringify(body);
+}
+
+// Sockets refused here, with the byte count read when they were: the parser, now in its error state,
+// reports every later chunk as another client error, and that chunk has been read (drained) by then.
+const lingering = new WeakMap<Duplex, number>();
+
+function bytesRead(socket: Duplex): number {
+  return (socket as Partial<Socket>).bytesRead ?? 0;
+}
 
 /** Answers the HTTP parser's refusals with the JSON error body, then closes the connection. */
 export function answerClientErrors(server: Server, logger: Logger): void {
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
+    const refusedAt = lingering.get(socket);
+    if (refusedAt !== undefined) {
+      // More of the refused request: already read and discarded; stop once the bound is passed.
+      if (bytesRead(socket) - refusedAt > LINGER_BYTES) socket.destroy();
+      return;
+    }
     // Nothing can be answered on a reset socket, nor once a response has begun (as Node's own default).
     const bytesWritten = (socket as Duplex & { bytesWritten?: number }).bytesWritten ?? 0;
     if (error.code === "ECONNRESET" || !socket.writable || bytesWritten > 0) {
@@ -29,8 +58,8 @@ export function answerClientErrors(server: Server, logger: Logger): void {
     }
     const { status, detail } = (error.code !== undefined && REFUSALS[error.code]) || MALFORMED;
     logger.debug({ code: error.code, status }, "request refused by the HTTP parser");
-    const body: ErrorBody = { detail, error_code: ERROR_CODES[status] };
-    const json = JSON.stringify(body);
+    const json = refusalJson(status, detail);
+    lingering.set(socket, bytesRead(socket));
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         "Content-Type: application/json\r\n" +
@@ -38,5 +67,10 @@ export function answerClientErrors(server: Server, logger: Logger): void {
         "Connection: close\r\n\r\n" +
         json,
     );
+    // The connection closes when the client does (it has the answer), or at the time bound.
+    const deadline = setTimeout(() => socket.destroy(), LINGER_MS);
+    deadline.unref();
+    socket.once("close", () => clearTimeout(deadline));
+    socket.once("end", () => socket.destroy());
   });
 }
