@@ -57,6 +57,8 @@ export interface ResolvedConfig extends ClaimNames {
   readonly logger: Logger;
   readonly maxTokenLength: number;
   readonly caseSensitiveRoutes: boolean;
+  /** Lower-cased, without `application/`. */
+  readonly requireTyp: string | undefined;
 }
 
 const TOKEN_SOURCES: ReadonlySet<string> = new Set(Object.values(TokenSource));
@@ -301,6 +303,15 @@ function resolveIssuers(
   });
 }
 
+/** A media type's subtype as RFC 6838 §4.2 allows it (`at+jwt`), optionally with `application/`. */
+function resolveTyp(typ: string | undefined): string | undefined {
+  if (typ === undefined) return undefined;
+  if (typeof typ !== "string" || !/^(application\/)?[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/.test(typ)) {
+    throw configError(`requireTyp "${String(typ)}" is not a media type such as "at+jwt"`);
+  }
+  return typ.toLowerCase().replace(/^application\//, "");
+}
+
 /**
  * Options, defaults and the environment, resolved once and validated synchronously, so construction
  * fails fast. Key import itself is asynchronous (WebCrypto) and happens right after.
@@ -405,5 +416,6 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
     logger,
     caseSensitiveRoutes: options.caseSensitiveRoutes ?? true,
     maxTokenLength: positiveInteger(options.maxTokenLength ?? DEFAULT_MAX_TOKEN_LENGTH, "maxTokenLength"),
+    requireTyp: resolveTyp(options.requireTyp),
   };
 }

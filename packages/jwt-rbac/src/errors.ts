@@ -27,7 +27,11 @@ export type AuthErrorReason =
   | "route_not_mapped"
   | "invalid_path"
   | "cross_site_request"
-  | "origin_unknown";
+  | "origin_unknown"
+  | "invalid_typ"
+  | "invalid_dpop_proof"
+  | "use_dpop_nonce"
+  | "introspection_unavailable";
 
 const STATUS = {
   BAD_REQUEST: 400,

@@ -129,6 +129,11 @@ export interface JwtRbacOptions {
   maxTokenLength?: number;
   /** URL of this resource's RFC 9728 metadata; added as `resource_metadata` to every 401/403 challenge. */
   resourceMetadata?: string;
+  /**
+   * The only accepted JWS `typ` (RFC 9068 access tokens: `"at+jwt"`), compared as RFC 8725 §3.11 says;
+   * any other, or none, is `invalid_token`. Default: `typ` is not read.
+   */
+  requireTyp?: string;
 }
 
 export const DEFAULT_CACHE: CacheOptions = { max: 1000, ttlMs: 60_000 };

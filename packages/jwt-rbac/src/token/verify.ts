@@ -5,6 +5,7 @@ import { checkClaims } from "./claims.js";
 import { type DecodedJws, decodeJws } from "./decode.js";
 import type { PreparedKey } from "./keys.js";
 import type { Platform, SignatureVerifier } from "./signature-types.js";
+import { typMatcher, wrongTypError } from "./typ.js";
 import { selectIssuer, type Trust, type TrustedIssuer } from "./trust.js";
 
 export interface VerifierConfig {
@@ -12,6 +13,7 @@ export interface VerifierConfig {
   readonly algorithms: readonly JwtAlgorithm[];
   readonly validate: boolean;
   readonly maxTokenLength: number;
+  readonly requireTyp: string | undefined;
 }
 
 export interface Verified {
@@ -46,12 +48,14 @@ export class TokenVerifier {
   readonly #verifier: SignatureVerifier;
   readonly #codec: Base64UrlCodec;
   readonly #allowed: ReadonlySet<string>;
+  readonly #typ: ((typ: unknown) => boolean) | undefined;
 
   constructor(config: VerifierConfig, platform: Platform) {
     this.#config = config;
     this.#verifier = platform.verifier;
     this.#codec = platform.base64Url;
     this.#allowed = new Set(config.algorithms);
+    this.#typ = config.requireTyp === undefined ? undefined : typMatcher(config.requireTyp);
   }
 
   /** Decodes and verifies. `nowMs` is injected so callers share one clock reading. */
@@ -68,6 +72,8 @@ export class TokenVerifier {
       return invalidTokenError("unsupported_crit", "Invalid token: unsupported critical header parameter");
     }
     if (!this.#config.validate) return decoded;
+    // Before any key is looked for: an ID token presented as an access token is refused for its type.
+    if (this.#typ !== undefined && !this.#typ(header.typ)) return wrongTypError();
 
     // The header may only name one of the configured algorithms; it never chooses the key type.
     if (!this.#allowed.has(header.alg)) {
