@@ -5,8 +5,8 @@ import { checkClaims } from "./claims.js";
 import { type DecodedJws, decodeJws } from "./decode.js";
 import type { PreparedKey } from "./keys.js";
 import type { Platform, SignatureVerifier } from "./signature-types.js";
-import { typMatcher, wrongTypError } from "./typ.js";
 import { selectIssuer, type Trust, type TrustedIssuer } from "./trust.js";
+import { typMatcher, wrongTypError } from "./typ.js";
 
 export interface VerifierConfig {
   /** Every algorithm some issuer accepts. */
