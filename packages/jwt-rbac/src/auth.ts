@@ -9,6 +9,8 @@ import { compileRoute, RouteTable } from "./rbac/routes.js";
 import { type ScopeSet, scopeSet } from "./rbac/scopes.js";
 import { type AuthState, anonymousState, authenticatedState, NO_IDS } from "./state.js";
 import { TokenCache } from "./token/cache.js";
+import { boundAsBearerError } from "./token/dpop/errors.js";
+import { DpopGate } from "./token/dpop/index.js";
 import type { HeadersInput } from "./token/headers.js";
 import { resolveToken } from "./token/resolve.js";
 import type { Platform } from "./token/signature-types.js";
@@ -40,10 +42,20 @@ export interface AuthRequest {
    * collections (see `lint/no-object-literal-accessor.grit`).
    */
   readonly origin?: string | (() => string | undefined) | undefined;
+  /**
+   * The request URL as received, mount prefix included (what a DPoP proof's `htu` names). Needed only
+   * for DPoP proofs, so it may be a function called only then.
+   */
+  readonly url?: string | (() => string | undefined) | undefined;
 }
 
 export type AuthResult<C extends object = JWTPayload> =
-  | { readonly ok: true; readonly state: AuthState<C> }
+  | {
+      readonly ok: true;
+      readonly state: AuthState<C>;
+      /** Response headers the adapter adds to the answer (`DPoP-Nonce`). */
+      readonly headers?: Readonly<Record<string, string>>;
+    }
   | { readonly ok: false; readonly error: AuthError };
 
 export interface JwtAuth<C extends object = JWTPayload> {
@@ -71,6 +83,8 @@ interface VerifiedToken {
   readonly result: { readonly ok: true; readonly state: AuthState };
   /** Parsed scopes, only when authorization is on. */
   readonly held: ScopeSet | undefined;
+  /** The key the token is bound to (`cnf.jkt`); `""` for a binding this package cannot check. */
+  readonly jkt: string | undefined;
 }
 
 /**
@@ -109,6 +123,7 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
   const authorizer = config.authorization ? new Authorizer(config) : undefined;
   const anonymous: AuthResult<C> = { ok: true, state: anonymousState(config.authorization) };
   const toleranceMs = config.clockTolerance * 1000;
+  const dpop = config.dpop === undefined ? undefined : new DpopGate(config.dpop, platform, logger);
 
   let trust: Trust | undefined;
   // A remote key set whose content changed: tokens verified with the old keys must be verified again.
@@ -123,6 +138,7 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     const entry: VerifiedToken = {
       result: { ok: true, state },
       held: authorizer === undefined ? undefined : scopeSet(state.scopes, config.adminScope),
+      jkt: state.authenticated ? state.confirmation?.jkt : undefined,
     };
     if (cache !== undefined) {
       const exp = payload.exp;
@@ -163,6 +179,8 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
 
   function decide(method: string, path: CanonicalPath, entry: VerifiedToken | AuthError): AuthResult<C> {
     if (entry instanceof AuthError) return refuse(method, entry);
+    // Without `dpop`, a bound token cannot be checked: refused, never taken for a bearer token.
+    if (entry.jkt !== undefined && dpop === undefined) return refuse(method, boundAsBearerError());
     if (authorizer === undefined) return entry.result as AuthResult<C>;
     const allowed = authorizer.authorize(method, path, entry.held as ScopeSet);
     if (allowed instanceof AuthError) return refuse(method, allowed);
@@ -181,6 +199,7 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     // CORS preflights carry no credentials; routers answer them before any handler.
     if (method === "OPTIONS") return anonymous;
     if (excluded(method, path)) return anonymous;
+    if (dpop !== undefined) return authenticateDpop(dpop, request, method, path);
 
     const token = resolveToken(config, method, request);
     if (typeof token !== "string") return refuse(method, token);
@@ -190,6 +209,34 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     return entry instanceof Promise
       ? entry.then((settled) => decide(method, path, settled))
       : decide(method, path, entry);
+  }
+
+  /** The request through the DPoP gate (see token/dpop): asynchronous, as a proof is checked. */
+  async function authenticateDpop(
+    gate: DpopGate,
+    request: AuthRequest,
+    method: string,
+    path: CanonicalPath,
+  ): Promise<AuthResult<C>> {
+    const nowMs = Date.now();
+    const dpopToken = gate.dpopToken(request.headers, config.tokenHeaderKey);
+    const dpopScheme = dpopToken !== undefined;
+    const fail = async (error: AuthError): Promise<AuthResult<C>> => ({
+      ok: false,
+      error: await gate.refusal(error, dpopScheme, nowMs),
+    });
+    const token = dpopToken ?? resolveToken(config, method, request);
+    if (typeof token !== "string") return fail((refuse(method, token) as { error: AuthError }).error);
+    const entry = await (cache?.get(token, nowMs) ?? verifyToken(token, nowMs));
+    if (entry instanceof AuthError) return fail((refuse(method, entry) as { error: AuthError }).error);
+    const refused = await gate.check(request, token, entry.jkt, dpopScheme, nowMs);
+    if (refused !== undefined) return fail((refuse(method, refused) as { error: AuthError }).error);
+    const result = decide(method, path, entry);
+    if (!result.ok) return fail(result.error);
+    const nonce = gate.offer(nowMs);
+    // A state of this request's own: the cached one is shared, and the headers belong to this answer.
+    if (nonce === undefined) return result;
+    return { ok: true, state: { ...result.state }, headers: { "DPoP-Nonce": await nonce } };
   }
 
   const accessTables = {

@@ -19,6 +19,7 @@ import { DEFAULT_ADMIN_SCOPE, parseScope } from "./rbac/scopes.js";
 import type { ClaimNames } from "./state.js";
 import { isSupportedAlgorithm } from "./token/algorithms.js";
 import type { ClaimRules } from "./token/claims.js";
+import { type DpopConfig, resolveDpop } from "./token/dpop/index.js";
 import { isAllowedRemoteUrl } from "./token/fetch-json.js";
 import { checkKeyShapes, type KeySources, normalisePem, parseJwks } from "./token/keys.js";
 import type { RemoteKeysSettings } from "./token/remote-jwks.js";
@@ -59,6 +60,7 @@ export interface ResolvedConfig extends ClaimNames {
   readonly caseSensitiveRoutes: boolean;
   /** Lower-cased, without `application/`. */
   readonly requireTyp: string | undefined;
+  readonly dpop: DpopConfig | undefined;
 }
 
 const TOKEN_SOURCES: ReadonlySet<string> = new Set(Object.values(TokenSource));
@@ -417,5 +419,6 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
     caseSensitiveRoutes: options.caseSensitiveRoutes ?? true,
     maxTokenLength: positiveInteger(options.maxTokenLength ?? DEFAULT_MAX_TOKEN_LENGTH, "maxTokenLength"),
     requireTyp: resolveTyp(options.requireTyp),
+    dpop: resolveDpop(options.dpop),
   };
 }

@@ -1,5 +1,6 @@
 import type { Logger } from "@agent-platform/common";
 import type { JSONWebKeySet } from "jose";
+import type { DpopOptions } from "./token/dpop/options.js";
 
 /** Where the token is read from. */
 export const TokenSource = {
@@ -134,6 +135,8 @@ export interface JwtRbacOptions {
    * any other, or none, is `invalid_token`. Default: `typ` is not read.
    */
   requireTyp?: string;
+  /** Sender-constrained tokens (RFC 9449); see the README's "Sender-constrained tokens". */
+  dpop?: DpopOptions;
 }
 
 export const DEFAULT_CACHE: CacheOptions = { max: 1000, ttlMs: 60_000 };
