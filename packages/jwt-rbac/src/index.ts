@@ -28,6 +28,13 @@ export { matchRoute, type RouteMatch } from "./rbac/routes.js";
 export { DEFAULT_ADMIN_SCOPE, hasRequiredScopes, type ParsedScope, parseScope } from "./rbac/scopes.js";
 export type { AnonymousState, AuthenticatedState, AuthState } from "./state.js";
 export { originOfUrl, requestOrigin } from "./token/csrf.js";
+export type { DpopNonceOptions, DpopOptions, ReplayStore } from "./token/dpop/options.js";
+export {
+  PostgresReplayStore,
+  type PostgresReplayStoreOptions,
+  type SqlQuery,
+} from "./token/dpop/postgres-replay-store.js";
+export { MemoryReplayStore } from "./token/dpop/replay.js";
 export type { HeadersInput } from "./token/headers.js";
 
 /**
