@@ -12,6 +12,7 @@ import { TokenCache } from "./token/cache.js";
 import { boundAsBearerError } from "./token/dpop/errors.js";
 import { DpopGate } from "./token/dpop/index.js";
 import type { HeadersInput } from "./token/headers.js";
+import { type OpaqueOutcome, OpaqueTokens } from "./token/introspection/index.js";
 import { resolveToken } from "./token/resolve.js";
 import type { Platform } from "./token/signature-types.js";
 import { loadTrust, type Trust } from "./token/trust.js";
@@ -124,6 +125,7 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
   const anonymous: AuthResult<C> = { ok: true, state: anonymousState(config.authorization) };
   const toleranceMs = config.clockTolerance * 1000;
   const dpop = config.dpop === undefined ? undefined : new DpopGate(config.dpop, platform, logger);
+  const opaque = config.opaque === undefined ? undefined : new OpaqueTokens(config.opaque, logger);
 
   let trust: Trust | undefined;
   // A remote key set whose content changed: tokens verified with the old keys must be verified again.
@@ -132,7 +134,12 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     trust = loaded;
   });
 
-  function toVerifiedToken(token: string, payload: Record<string, unknown>, nowMs: number): VerifiedToken {
+  function toVerifiedToken(
+    token: string,
+    payload: Record<string, unknown>,
+    nowMs: number,
+    notAfterMs?: number,
+  ): VerifiedToken {
     // Shared by every request with this token: typed readonly, and never mutated here.
     const state = authenticatedState(token, payload, config, config.authorization) as AuthState;
     const entry: VerifiedToken = {
@@ -142,7 +149,8 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     };
     if (cache !== undefined) {
       const exp = payload.exp;
-      const notAfter = config.validate && typeof exp === "number" ? exp * 1000 + toleranceMs : undefined;
+      const notAfter =
+        notAfterMs ?? (config.validate && typeof exp === "number" ? exp * 1000 + toleranceMs : undefined);
       cache.set(token, entry, nowMs, notAfter);
     }
     return entry;
@@ -152,11 +160,23 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     return verified instanceof AuthError ? verified : toVerifiedToken(token, verified.payload, nowMs);
   }
 
+  function settleOpaque(token: string, outcome: OpaqueOutcome, nowMs: number): VerifiedToken | AuthError {
+    return outcome instanceof AuthError
+      ? outcome
+      : toVerifiedToken(token, outcome.claims, nowMs, outcome.notAfterMs);
+  }
+
   /** Synchronous whenever the keys are loaded and the verifier is synchronous (node:crypto). */
   function verifyToken(
     token: string,
     nowMs: number,
   ): VerifiedToken | AuthError | Promise<VerifiedToken | AuthError> {
+    if (opaque?.handles(token)) {
+      const outcome = opaque.verify(token, nowMs);
+      return outcome instanceof Promise
+        ? outcome.then((settled) => settleOpaque(token, settled, nowMs))
+        : settleOpaque(token, outcome, nowMs);
+    }
     if (trust === undefined) {
       return loading.then(async (loaded) =>
         settle(token, await verifier.verify(token, loaded, nowMs), nowMs),

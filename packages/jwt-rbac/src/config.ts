@@ -21,6 +21,7 @@ import { isSupportedAlgorithm } from "./token/algorithms.js";
 import type { ClaimRules } from "./token/claims.js";
 import { type DpopConfig, resolveDpop } from "./token/dpop/index.js";
 import { isAllowedRemoteUrl } from "./token/fetch-json.js";
+import { type OpaqueConfig, resolveOpaque } from "./token/introspection/index.js";
 import { checkKeyShapes, type KeySources, normalisePem, parseJwks } from "./token/keys.js";
 import type { RemoteKeysSettings } from "./token/remote-jwks.js";
 import type { Platform } from "./token/signature-types.js";
@@ -61,6 +62,7 @@ export interface ResolvedConfig extends ClaimNames {
   /** Lower-cased, without `application/`. */
   readonly requireTyp: string | undefined;
   readonly dpop: DpopConfig | undefined;
+  readonly opaque: OpaqueConfig | undefined;
 }
 
 const TOKEN_SOURCES: ReadonlySet<string> = new Set(Object.values(TokenSource));
@@ -386,6 +388,11 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
   }
   const adminScope = options.adminScope ?? DEFAULT_ADMIN_SCOPE;
   if (adminScope.trim() === "") throw configError("adminScope must not be empty");
+  const remoteKeys = resolveRemoteKeys(options.remoteKeys);
+  const maxTokenLength = positiveInteger(
+    options.maxTokenLength ?? DEFAULT_MAX_TOKEN_LENGTH,
+    "maxTokenLength",
+  );
   const resourceMetadata =
     options.resourceMetadata === undefined
       ? undefined
@@ -394,7 +401,7 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
   return {
     algorithms: [...new Set(issuers.flatMap((entry) => entry.algorithms))],
     issuers,
-    remoteKeys: resolveRemoteKeys(options.remoteKeys),
+    remoteKeys,
     resourceMetadata,
     validate,
     authorization: options.authorization ?? options.scopeMappings !== undefined,
@@ -417,8 +424,15 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
     cache: resolveCache(options.cache),
     logger,
     caseSensitiveRoutes: options.caseSensitiveRoutes ?? true,
-    maxTokenLength: positiveInteger(options.maxTokenLength ?? DEFAULT_MAX_TOKEN_LENGTH, "maxTokenLength"),
+    maxTokenLength,
     requireTyp: resolveTyp(options.requireTyp),
     dpop: resolveDpop(options.dpop),
+    opaque: resolveOpaque(
+      options.introspection,
+      options.tokenVerifier,
+      { ...rules, audience, issuer: undefined },
+      remoteKeys,
+      maxTokenLength,
+    ),
   };
 }

@@ -36,6 +36,11 @@ export {
 } from "./token/dpop/postgres-replay-store.js";
 export { MemoryReplayStore } from "./token/dpop/replay.js";
 export type { HeadersInput } from "./token/headers.js";
+export type {
+  ClientAuth,
+  IntrospectionOptions,
+  TokenVerifierHook,
+} from "./token/introspection/options.js";
 
 /**
  * Builds the authenticator once (options, env, route tables, key import). Throws a ConfigError

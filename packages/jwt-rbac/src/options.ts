@@ -1,6 +1,7 @@
 import type { Logger } from "@agent-platform/common";
 import type { JSONWebKeySet } from "jose";
 import type { DpopOptions } from "./token/dpop/options.js";
+import type { IntrospectionOptions, TokenVerifierHook } from "./token/introspection/options.js";
 
 /** Where the token is read from. */
 export const TokenSource = {
@@ -137,6 +138,10 @@ export interface JwtRbacOptions {
   requireTyp?: string;
   /** Sender-constrained tokens (RFC 9449); see the README's "Sender-constrained tokens". */
   dpop?: DpopOptions;
+  /** Opaque tokens by RFC 7662 introspection; see the README's "Opaque tokens". */
+  introspection?: IntrospectionOptions;
+  /** First-party opaque tokens (service-account tokens): `(token) => claims | null`, cached like introspection. */
+  tokenVerifier?: TokenVerifierHook;
 }
 
 export const DEFAULT_CACHE: CacheOptions = { max: 1000, ttlMs: 60_000 };
