@@ -16,6 +16,7 @@ export {
 } from "./errors.js";
 export {
   type CacheOptions,
+  type IssuerOptions,
   type JwtAlgorithm,
   type JwtRbacOptions,
   SUPPORTED_ALGORITHMS,
@@ -41,6 +42,7 @@ export type {
   IntrospectionOptions,
   TokenVerifierHook,
 } from "./token/introspection/options.js";
+export type { IssuerResolver } from "./token/tenants/options.js";
 
 /**
  * Builds the authenticator once (options, env, route tables, key import). Throws a ConfigError

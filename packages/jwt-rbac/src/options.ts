@@ -2,6 +2,7 @@ import type { Logger } from "@agent-platform/common";
 import type { JSONWebKeySet } from "jose";
 import type { DpopOptions } from "./token/dpop/options.js";
 import type { IntrospectionOptions, TokenVerifierHook } from "./token/introspection/options.js";
+import type { IssuerResolver } from "./token/tenants/options.js";
 
 /** Where the token is read from. */
 export const TokenSource = {
@@ -50,6 +51,11 @@ export interface IssuerOptions {
   audience?: string | readonly string[];
   /** Accepted algorithms for this issuer. Default: the top-level ones. */
   algorithms?: readonly string[];
+  /**
+   * For a template `issuer` (one `{placeholder}`, as in `https://login.microsoftonline.com/{tenantid}/v2.0`):
+   * the tenants trusted, as an allow-list or a validator of the placeholder's value. Required for templates.
+   */
+  tenants?: readonly string[] | ((tenant: string) => boolean);
 }
 
 /** Fetch discipline of remote key sets (`jwksUrl`, `discovery`). */
@@ -76,7 +82,9 @@ export interface JwtRbacOptions {
   /** `true`: find the JWKS through the OIDC discovery document of `issuer` (one string). */
   discovery?: boolean;
   /** Several trusted issuers, each with its own keys; a token's `iss` picks one (instead of the top-level key options and `issuer`). */
-  issuers?: readonly IssuerOptions[];
+  issuers?: readonly IssuerOptions[] | IssuerResolver;
+  /** Most issuers created from templates or the resolver kept at once (LRU). Default 100. */
+  maxTenantIssuers?: number;
   remoteKeys?: RemoteKeysOptions;
   /** @deprecated Use `verificationKeys`. Appended to them. */
   secretKey?: string;

@@ -81,7 +81,20 @@ export class TokenVerifier {
     }
     // The unverified `iss` only picks whose keys to try (and is verified as a claim afterwards): a
     // token from an issuer nobody trusts is refused here, before it can make anything be fetched.
-    const issuer = selectIssuer(trust, decoded.payload.iss);
+    const issuer = selectIssuer(trust, decoded.payload.iss) ?? trust.tenants?.get(decoded.payload.iss, nowMs);
+    if (issuer instanceof Promise) {
+      return issuer.then((made) => this.#verifyForIssuer(decoded, made, token, nowMs));
+    }
+    return this.#verifyForIssuer(decoded, issuer, token, nowMs);
+  }
+
+  #verifyForIssuer(
+    decoded: DecodedJws,
+    issuer: TrustedIssuer | undefined,
+    token: string,
+    nowMs: number,
+  ): VerifyResult | Promise<VerifyResult> {
+    const { header } = decoded;
     if (issuer === undefined) return invalidTokenError("invalid_issuer", "Invalid token: unexpected issuer");
     if (!issuer.allowed.has(header.alg)) {
       return invalidTokenError("algorithm_not_allowed", "Invalid token: algorithm not allowed");
