@@ -9,6 +9,8 @@ export interface AuthInput {
   method: string;
   path: string;
   headers: Record<string, string>;
+  /** The request URL (DPoP proofs name it). */
+  url?: string;
 }
 export type AuthOutcome = { ok: true } | { ok: false; error: unknown };
 export interface JwtAuth {

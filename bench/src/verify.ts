@@ -6,6 +6,7 @@ import { verify as honoVerify } from "hono/jwt";
 import { importSPKI, jwtVerify } from "jose";
 import jsonwebtoken from "jsonwebtoken";
 import { Bench } from "tinybench";
+import { proofPool } from "./dpop-proofs.js";
 import { createFloorVerifier } from "./floor.js";
 import { ALGORITHMS, type Alg, type KeyMaterial, makeKeys, signToken } from "./keys.js";
 import { BENCH_PATH, isUnavailable, loadCore, oursOptions, resolvedEntry } from "./ours.js";
@@ -30,6 +31,8 @@ type RowId =
   | "oursCache"
   | "oursJwksUrlNoCache"
   | "oursJwksUrlCache"
+  | "oursDpopCache"
+  | "oursIntrospectedCache"
   | "fastJwt"
   | "fastJwtCache"
   | "jsonwebtoken"
@@ -43,6 +46,8 @@ const LABELS: Record<RowId, [string, BarKind]> = {
   oursCache: ["ours: authenticate(), cache on, same token", "ours"],
   oursJwksUrlNoCache: ["ours: jwksUrl, cache off", "ours"],
   oursJwksUrlCache: ["ours: jwksUrl, cache on, same token", "ours"],
+  oursDpopCache: ["ours: DPoP-bound token, cache on + ES256 proof", "ours"],
+  oursIntrospectedCache: ["ours: introspected opaque token, cache on", "ours"],
   fastJwt: ["fast-jwt createVerifier, no cache", "peer"],
   fastJwtCache: ["fast-jwt createVerifier, cache, same token", "peer"],
   jsonwebtoken: ["jsonwebtoken.verify, KeyObject", "peer"],
@@ -72,6 +77,32 @@ async function importForJose(keys: KeyMaterial): Promise<webcrypto.CryptoKey> {
     );
   }
   return importSPKI(keys.verificationText, keys.alg);
+}
+
+/** DPoP proofs signed per algorithm before measuring: enough for every run of the row, each used once. */
+const DPOP_PROOFS = 60_000;
+const DPOP_URL = `http://bench.local${BENCH_PATH}`;
+
+/** A local introspection endpoint for the introspected row: every token is active. */
+let introspectionServer: Server | undefined;
+
+async function serveIntrospection(): Promise<string> {
+  if (introspectionServer === undefined) {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          active: true,
+          sub: "bench",
+          scope: "bench:read",
+          exp: Math.floor(Date.now() / 1000) + 3600,
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    introspectionServer = server;
+  }
+  return `http://127.0.0.1:${(introspectionServer.address() as AddressInfo).port}/introspect`;
 }
 
 /** A local JWKS endpoint for the jwksUrl rows: one path per algorithm, closed after the group. */
@@ -107,7 +138,14 @@ async function buildRows(keys: KeyMaterial, token: string): Promise<Row[]> {
   const createJwtAuth = await loadCore();
   const input = { method: "GET", path: BENCH_PATH, headers: { authorization: `Bearer ${token}` } };
   if (isUnavailable(createJwtAuth)) {
-    for (const id of ["oursNoCache", "oursCache", "oursJwksUrlNoCache", "oursJwksUrlCache"] as const)
+    for (const id of [
+      "oursNoCache",
+      "oursCache",
+      "oursJwksUrlNoCache",
+      "oursJwksUrlCache",
+      "oursDpopCache",
+      "oursIntrospectedCache",
+    ] as const)
       rows.push(row(id, createJwtAuth.unavailable));
   } else {
     const noCache = createJwtAuth(oursOptions(keys, { authorization: false, cache: false }));
@@ -116,6 +154,38 @@ async function buildRows(keys: KeyMaterial, token: string): Promise<Row[]> {
       row("oursNoCache", () => noCache.authenticate(input)),
       row("oursCache", () => cached.authenticate(input)),
     );
+    // A token bound to the bench client's key; each request carries a fresh proof (the default in-memory replay
+    // store sees every jti once), so this is a token cache hit plus one ES256 proof verification.
+    const client = proofPool();
+    const bound = signToken(keys, { cnf: { jkt: client.jkt } });
+    const proofs = await client.proofs("GET", DPOP_URL, bound, DPOP_PROOFS);
+    const dpop = createJwtAuth({ ...oursOptions(keys, { authorization: false }), dpop: { maxAgeSec: 3600 } });
+    let next = 0;
+    rows.push(
+      row("oursDpopCache", () =>
+        dpop.authenticate({
+          method: "GET",
+          path: BENCH_PATH,
+          url: DPOP_URL,
+          headers: { authorization: `DPoP ${bound}`, dpop: proofs[next++ % DPOP_PROOFS] as string },
+        }),
+      ),
+    );
+    const introspected = createJwtAuth({
+      ...oursOptions(keys, { authorization: false }),
+      introspection: {
+        url: await serveIntrospection(),
+        clientAuth: { method: "client_secret_basic", clientId: "bench", clientSecret: "bench-secret" },
+      },
+    });
+    const opaqueInput = {
+      method: "GET",
+      path: BENCH_PATH,
+      headers: { authorization: "Bearer opaque-bench-token" },
+    };
+    // Twice before measuring: the verified-token cache admits a token on its second sighting.
+    await introspected.authenticate(opaqueInput);
+    rows.push(row("oursIntrospectedCache", () => introspected.authenticate(opaqueInput)));
     if (alg === "HS256") {
       const why = "a JWKS URL serves public keys, never an HMAC secret";
       rows.push(row("oursJwksUrlNoCache", why), row("oursJwksUrlCache", why));
@@ -311,6 +381,7 @@ export async function runVerifyGroup(options: { quick: boolean }): Promise<Group
         ...versus("oursCache", ["fastJwtCache"]),
         ...versus("oursJwksUrlCache", ["oursCache"]),
         ...versus("oursJwksUrlNoCache", ["oursNoCache"]),
+        ...versus("oursIntrospectedCache", ["oursCache"]),
       ],
     },
   ];
@@ -355,9 +426,42 @@ export async function runVerifyGroup(options: { quick: boolean }): Promise<Group
             .join("; "),
     met: measuredCache.length === 0 ? null : measuredCache.every((c) => c.r <= 1 && c.l <= 1),
   });
-  const server = jwksServer;
+  const dpopRows = ALGORITHMS.map((alg) => {
+    const dpop = figures(results[alg], "oursDpopCache");
+    const bearer = figures(results[alg], "oursNoCache");
+    const proof = figures(results.ES256, "floor");
+    return dpop && bearer && proof ? { alg, r: dpop.cpuUs / (bearer.cpuUs + proof.cpuUs) } : null;
+  }).filter((entry) => entry !== null);
+  targets.push({
+    name: "DPoP-bound request",
+    goal: "CPU/op ≤ 1.3x (uncached bearer request + one ES256 signature check at the floor)",
+    measured:
+      dpopRows.length === 0
+        ? "not measured: ours unavailable"
+        : dpopRows.map((d) => `${d.alg} ${d.r.toFixed(2)}x`).join("; "),
+    met: dpopRows.length === 0 ? null : dpopRows.every((d) => d.r <= 1.3),
+  });
+  const introspectedHits = ALGORITHMS.map((alg) => {
+    const hit = figures(results[alg], "oursIntrospectedCache");
+    const jwt = figures(results[alg], "oursCache");
+    return hit && jwt ? { alg, r: hit.cpuUs / jwt.cpuUs, l: hit.latencyUs / jwt.latencyUs } : null;
+  }).filter((entry) => entry !== null);
+  targets.push({
+    name: "Introspected token cache hit",
+    goal: "CPU/op and latency ≤ 1.2x a JWT cache hit",
+    measured:
+      introspectedHits.length === 0
+        ? "not measured: ours unavailable"
+        : introspectedHits
+            .map((h) => `${h.alg} ${h.r.toFixed(2)}x CPU, ${h.l.toFixed(2)}x latency`)
+            .join("; "),
+    met: introspectedHits.length === 0 ? null : introspectedHits.every((h) => h.r <= 1.2 && h.l <= 1.2),
+  });
+  for (const server of [jwksServer, introspectionServer]) {
+    await new Promise((resolve) => (server === undefined ? resolve(undefined) : server.close(resolve)));
+  }
   jwksServer = undefined;
-  await new Promise((resolve) => (server === undefined ? resolve(undefined) : server.close(resolve)));
+  introspectionServer = undefined;
   const jwksHits = ALGORITHMS.map((alg) => {
     const remote = figures(results[alg], "oursJwksUrlCache");
     const inline = figures(results[alg], "oursCache");
@@ -382,6 +486,7 @@ export async function runVerifyGroup(options: { quick: boolean }): Promise<Group
       `Each row is first run once and must accept the token. Then ${options.quick ? 1 : 7} rounds, each round rotating the row order: one-at-a-time latency with tinybench (median of the round), then CPU per op with ${IN_FLIGHT} verifications in flight (process.cpuUsage() across batches of ${IN_FLIGHT} concurrent calls, which counts libuv's thread pool, ÷ ops). Figures are the median over rounds.`,
       "The floor checks the signature only (node:crypto one-shot `verify` / `createHmac` + `timingSafeEqual` over the signing input); every real verifier also parses the header and claims.",
       `Ours runs \`createJwtAuth({ verificationKeys: [key], algorithm, authorization: false, cache })\` → \`authenticate({ method, path, headers })\`, i.e. token extraction and auth-state building included; cache on = the package default cache. \`@agent-platform/jwt-rbac\` resolved to \`${resolvedEntry("@agent-platform/jwt-rbac")}\`.`,
+      "DPoP row: the token carries `cnf.jkt` of the bench client's P-256 key and each call a fresh ES256 proof (signed before measuring, 60 000 per algorithm), through `dpop: {}` with its in-memory replay store: a token cache hit plus one proof check. Introspected row: an opaque token answered active by a local introspection endpoint, served from the caches after the first two calls.",
     ],
     tables,
     charts: [

@@ -1,9 +1,11 @@
-import { type JwtRbacOptions, PLATFORM_POLICY } from "@agent-platform/jwt-rbac";
+import { type JwtRbacOptions, PLATFORM_POLICY, PostgresReplayStore } from "@agent-platform/jwt-rbac";
 import type { Logger } from "pino";
+import type { Sql } from "postgres";
 import { hasJwtKey, type ServerConfig } from "./config.js";
 import { DEV_KEY_ALGORITHM, type DevKey } from "./dev-key.js";
 import { DOCS_FILE_PATHS } from "./http/docs.js";
 import { MESSAGING_ROUTE_POLICY } from "./messaging/index.js";
+import { serviceTokenVerifier } from "./service-tokens.js";
 
 /** RFC 9728 protected-resource metadata: public, so MCP clients can find the authorization server. */
 export const PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource";
@@ -61,7 +63,12 @@ export function assertKeyConfigured(config: ServerConfig): void {
 }
 
 /** The jwt-rbac options of this server: the configured key source, or the generated development key. */
-export function jwtOptions(config: ServerConfig, devKey: DevKey | undefined, logger: Logger): JwtRbacOptions {
+export function jwtOptions(
+  config: ServerConfig,
+  devKey: DevKey | undefined,
+  logger: Logger,
+  sharedSql?: Sql,
+): JwtRbacOptions {
   const { jwt } = config;
   const keySource: JwtRbacOptions =
     devKey !== undefined
@@ -96,5 +103,27 @@ export function jwtOptions(config: ServerConfig, devKey: DevKey | undefined, log
       ...MESSAGING_ROUTE_POLICY.excludedPaths,
     ],
     logger: logger.child({ component: "jwt-rbac" }),
+    ...(jwt.serviceTokens.length === 0
+      ? {}
+      : { tokenVerifier: serviceTokenVerifier(jwt.serviceTokens, jwt.scopesClaim ?? "scopes") }),
+    ...(jwt.dpop === "off" ? {} : { dpop: dpopOptions(jwt, sharedSql) }),
+  };
+}
+
+/** DPoP as configured; proofs are remembered in the platform database when replicas share it. */
+function dpopOptions(
+  jwt: ServerConfig["jwt"],
+  sharedSql: Sql | undefined,
+): NonNullable<JwtRbacOptions["dpop"]> {
+  return {
+    required: jwt.dpop === "required",
+    ...(jwt.dpopNonceSecret === undefined ? {} : { nonce: { secret: jwt.dpopNonceSecret } }),
+    ...(sharedSql === undefined
+      ? {}
+      : {
+          replay: new PostgresReplayStore({
+            query: (text, params) => sharedSql.unsafe(text, params as never[]),
+          }),
+        }),
   };
 }

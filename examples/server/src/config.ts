@@ -4,6 +4,7 @@ import { type JwtAlgorithm, SUPPORTED_ALGORITHMS } from "@agent-platform/jwt-rba
 import { z } from "zod";
 import { describeEnvIssues, envBoolean, envEnum, envInteger, envList, envText, envUrl } from "./env-vars.js";
 import { messagingConfigSchema } from "./messaging/index.js";
+import { envServiceTokens, type ServiceToken } from "./service-tokens.js";
 
 /** Ids are path segments and log fields; `all` is the route that migrates every database. */
 export const DATABASE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
@@ -35,6 +36,12 @@ export interface JwtConfig {
   readonly publicUrl: string | undefined;
   /** Origins allowed to send cookie-authenticated unsafe requests; undefined: the request's own. */
   readonly allowedOrigins: string[] | undefined;
+  /** Service accounts' opaque tokens (`PLATFORM_SERVICE_TOKENS`), by hash. */
+  readonly serviceTokens: readonly ServiceToken[];
+  /** DPoP (`JWT_DPOP`): off, allowed beside bearer tokens, or required. */
+  readonly dpop: "off" | "allowed" | "required";
+  /** `JWT_DPOP_NONCE_SECRET`: server nonces, the same secret on every replica. */
+  readonly dpopNonceSecret: string | undefined;
 }
 
 export interface ServerConfig {
@@ -176,6 +183,9 @@ const serverEnvSchema = z.object({
   JWT_COOKIE_NAME: envText,
   JWT_SCOPES_CLAIM: envText,
   JWT_USER_ID_CLAIM: envText,
+  JWT_DPOP: envEnum(["off", "allowed", "required"], "off"),
+  JWT_DPOP_NONCE_SECRET: envText,
+  PLATFORM_SERVICE_TOKENS: envServiceTokens,
   PUBLIC_URL: envUrl().transform((value) => value?.replace(/\/+$/, "")),
   SHUTDOWN_TIMEOUT_MS: envInteger(10_000, { min: 0, max: 600_000 }),
   CORS_ALLOWED_ORIGINS: corsOrigins,
@@ -239,6 +249,9 @@ export function loadConfig(env: Env = process.env): ServerConfig {
       userIdClaim: vars.JWT_USER_ID_CLAIM,
       publicUrl: vars.PUBLIC_URL,
       allowedOrigins: vars.JWT_ALLOWED_ORIGINS,
+      serviceTokens: vars.PLATFORM_SERVICE_TOKENS,
+      dpop: vars.JWT_DPOP,
+      dpopNonceSecret: vars.JWT_DPOP_NONCE_SECRET,
     },
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
     messaging: messaging.data,

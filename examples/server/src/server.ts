@@ -135,7 +135,9 @@ export async function startServer(
       environment: config.env,
       sharedDatabase: !platformDatabase.embedded,
     });
-    const auth = jwtRbac(jwtOptions(config, devKey, logger));
+    // Replicas share a PostgreSQL platform database, so DPoP proofs are remembered there; the embedded one is this process's.
+    const sharedSql = platformDatabase.embedded ? undefined : platformDatabase.sql;
+    const auth = jwtRbac(jwtOptions(config, devKey, logger, sharedSql));
     // A key that cannot be imported for the algorithm stops startup instead of failing every request.
     await auth.auth.ready;
     const app = createApp({

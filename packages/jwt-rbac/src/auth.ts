@@ -9,7 +9,10 @@ import { compileRoute, RouteTable } from "./rbac/routes.js";
 import { type ScopeSet, scopeSet } from "./rbac/scopes.js";
 import { type AuthState, anonymousState, authenticatedState, NO_IDS } from "./state.js";
 import { TokenCache } from "./token/cache.js";
+import { boundAsBearerError } from "./token/dpop/errors.js";
+import { DpopGate } from "./token/dpop/index.js";
 import { type HeadersInput, isCorsPreflight } from "./token/headers.js";
+import { type OpaqueOutcome, OpaqueTokens } from "./token/introspection/index.js";
 import { resolveToken } from "./token/resolve.js";
 import type { Platform } from "./token/signature-types.js";
 import { loadTrust, type Trust } from "./token/trust.js";
@@ -40,10 +43,20 @@ export interface AuthRequest {
    * collections (see `lint/no-object-literal-accessor.grit`).
    */
   readonly origin?: string | (() => string | undefined) | undefined;
+  /**
+   * The request URL as received, mount prefix included (what a DPoP proof's `htu` names). Needed only
+   * for DPoP proofs, so it may be a function called only then.
+   */
+  readonly url?: string | (() => string | undefined) | undefined;
 }
 
 export type AuthResult<C extends object = JWTPayload> =
-  | { readonly ok: true; readonly state: AuthState<C> }
+  | {
+      readonly ok: true;
+      readonly state: AuthState<C>;
+      /** Response headers the adapter adds to the answer (`DPoP-Nonce`). */
+      readonly headers?: Readonly<Record<string, string>>;
+    }
   | { readonly ok: false; readonly error: AuthError };
 
 export interface JwtAuth<C extends object = JWTPayload> {
@@ -71,6 +84,8 @@ interface VerifiedToken {
   readonly result: { readonly ok: true; readonly state: AuthState };
   /** Parsed scopes, only when authorization is on. */
   readonly held: ScopeSet | undefined;
+  /** The key the token is bound to (`cnf.jkt`); `""` for a binding this package cannot check. */
+  readonly jkt: string | undefined;
 }
 
 /**
@@ -109,6 +124,8 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
   const authorizer = config.authorization ? new Authorizer(config) : undefined;
   const anonymous: AuthResult<C> = { ok: true, state: anonymousState(config.authorization) };
   const toleranceMs = config.clockTolerance * 1000;
+  const dpop = config.dpop === undefined ? undefined : new DpopGate(config.dpop, platform, logger);
+  const opaque = config.opaque === undefined ? undefined : new OpaqueTokens(config.opaque, logger);
 
   let trust: Trust | undefined;
   // A remote key set whose content changed: tokens verified with the old keys must be verified again.
@@ -117,17 +134,24 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     trust = loaded;
   });
 
-  function toVerifiedToken(token: string, payload: Record<string, unknown>, nowMs: number): VerifiedToken {
+  function toVerifiedToken(
+    token: string,
+    payload: Record<string, unknown>,
+    nowMs: number,
+    notAfterMs?: number,
+  ): VerifiedToken {
     // Shared by every request with this token: typed readonly, and never mutated here.
     const state = authenticatedState(token, payload, config, config.authorization) as AuthState;
     const entry: VerifiedToken = {
       result: { ok: true, state },
       held:
         authorizer === undefined ? undefined : scopeSet(state.scopes, config.adminScope, config.scopeAliases),
+      jkt: state.authenticated ? state.confirmation?.jkt : undefined,
     };
     if (cache !== undefined) {
       const exp = payload.exp;
-      const notAfter = config.validate && typeof exp === "number" ? exp * 1000 + toleranceMs : undefined;
+      const notAfter =
+        notAfterMs ?? (config.validate && typeof exp === "number" ? exp * 1000 + toleranceMs : undefined);
       cache.set(token, entry, nowMs, notAfter);
     }
     return entry;
@@ -137,11 +161,23 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     return verified instanceof AuthError ? verified : toVerifiedToken(token, verified.payload, nowMs);
   }
 
+  function settleOpaque(token: string, outcome: OpaqueOutcome, nowMs: number): VerifiedToken | AuthError {
+    return outcome instanceof AuthError
+      ? outcome
+      : toVerifiedToken(token, outcome.claims, nowMs, outcome.notAfterMs);
+  }
+
   /** Synchronous whenever the keys are loaded and the verifier is synchronous (node:crypto). */
   function verifyToken(
     token: string,
     nowMs: number,
   ): VerifiedToken | AuthError | Promise<VerifiedToken | AuthError> {
+    if (opaque?.handles(token)) {
+      const outcome = opaque.verify(token, nowMs);
+      return outcome instanceof Promise
+        ? outcome.then((settled) => settleOpaque(token, settled, nowMs))
+        : settleOpaque(token, outcome, nowMs);
+    }
     if (trust === undefined) {
       return loading.then(async (loaded) =>
         settle(token, await verifier.verify(token, loaded, nowMs), nowMs),
@@ -164,6 +200,8 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
 
   function decide(method: string, path: CanonicalPath, entry: VerifiedToken | AuthError): AuthResult<C> {
     if (entry instanceof AuthError) return refuse(method, entry);
+    // Without `dpop`, a bound token cannot be checked: refused, never taken for a bearer token.
+    if (entry.jkt !== undefined && dpop === undefined) return refuse(method, boundAsBearerError());
     if (authorizer === undefined) return entry.result as AuthResult<C>;
     const allowed = authorizer.authorize(method, path, entry.held as ScopeSet);
     if (allowed instanceof AuthError) return refuse(method, allowed);
@@ -183,6 +221,7 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     // other OPTIONS is authorized like every method (an `app.all` handler runs for it).
     if (method === "OPTIONS" && isCorsPreflight(request.headers)) return anonymous;
     if (excluded(method, path)) return anonymous;
+    if (dpop !== undefined) return authenticateDpop(dpop, request, method, path);
 
     const token = resolveToken(config, method, request);
     if (typeof token !== "string") return refuse(method, token);
@@ -192,6 +231,34 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     return entry instanceof Promise
       ? entry.then((settled) => decide(method, path, settled))
       : decide(method, path, entry);
+  }
+
+  /** The request through the DPoP gate (see token/dpop): asynchronous, as a proof is checked. */
+  async function authenticateDpop(
+    gate: DpopGate,
+    request: AuthRequest,
+    method: string,
+    path: CanonicalPath,
+  ): Promise<AuthResult<C>> {
+    const nowMs = Date.now();
+    const dpopToken = gate.dpopToken(request.headers, config.tokenHeaderKey);
+    const dpopScheme = dpopToken !== undefined;
+    const fail = async (error: AuthError): Promise<AuthResult<C>> => ({
+      ok: false,
+      error: await gate.refusal(error, dpopScheme, nowMs),
+    });
+    const token = dpopToken ?? resolveToken(config, method, request);
+    if (typeof token !== "string") return fail((refuse(method, token) as { error: AuthError }).error);
+    const entry = await (cache?.get(token, nowMs) ?? verifyToken(token, nowMs));
+    if (entry instanceof AuthError) return fail((refuse(method, entry) as { error: AuthError }).error);
+    const refused = await gate.check(request, token, entry.jkt, dpopScheme, nowMs);
+    if (refused !== undefined) return fail((refuse(method, refused) as { error: AuthError }).error);
+    const result = decide(method, path, entry);
+    if (!result.ok) return fail(result.error);
+    const nonce = gate.offer(nowMs);
+    // A state of this request's own: the cached one is shared, and the headers belong to this answer.
+    if (nonce === undefined) return result;
+    return { ok: true, state: { ...result.state }, headers: { "DPoP-Nonce": await nonce } };
   }
 
   const accessTables = {

@@ -20,10 +20,15 @@ import { parseScope, type ScopeAliases } from "./rbac/scopes.js";
 import type { ClaimNames } from "./state.js";
 import { isSupportedAlgorithm } from "./token/algorithms.js";
 import type { ClaimRules } from "./token/claims.js";
+import { type DpopConfig, resolveDpop } from "./token/dpop/index.js";
 import { isAllowedRemoteUrl } from "./token/fetch-json.js";
+import { type OpaqueConfig, resolveOpaque } from "./token/introspection/index.js";
 import { checkKeyShapes, type KeySources, normalisePem, parseJwks } from "./token/keys.js";
 import type { RemoteKeysSettings } from "./token/remote-jwks.js";
 import type { Platform } from "./token/signature-types.js";
+import type { TenantsConfig } from "./token/tenants/index.js";
+import { DEFAULT_MAX_TENANT_ISSUERS, type IssuerResolver } from "./token/tenants/options.js";
+import { compileTemplate, type IssuerTemplate, isTemplate } from "./token/tenants/template.js";
 
 /** One trusted issuer (or, without `issuers`, the top-level options): its keys and claim rules. */
 export interface IssuerConfig extends KeySources, ClaimRules {
@@ -62,6 +67,14 @@ export interface ResolvedConfig extends ClaimNames {
   readonly logger: Logger;
   readonly maxTokenLength: number;
   readonly caseSensitiveRoutes: boolean;
+  /** Lower-cased, without `application/`. */
+  readonly requireTyp: string | undefined;
+  readonly dpop: DpopConfig | undefined;
+  readonly opaque: OpaqueConfig | undefined;
+  /** Issuers known only when a token names them (templates, resolver). */
+  readonly tenants:
+    | (TenantsConfig & { readonly resolveEntry: (entry: IssuerOptions, option: string) => IssuerConfig })
+    | undefined;
 }
 
 const TOKEN_SOURCES: ReadonlySet<string> = new Set(Object.values(TokenSource));
@@ -286,16 +299,54 @@ const TOP_LEVEL_KEY_OPTIONS = [
   "issuer",
 ] as const;
 
-/** `issuers: [...]`: one IssuerConfig per entry, each chosen by its exact `iss` string. */
-function resolveIssuers(
-  options: JwtRbacOptions,
-  entries: readonly IssuerOptions[],
+/** One `issuers` entry (listed, from a template, or from the resolver) as an IssuerConfig. */
+function resolveIssuerEntry(
+  entry: IssuerOptions,
+  option: string,
   rules: Omit<ClaimRules, "issuer" | "audience">,
   audience: ReadonlySet<string> | undefined,
   algorithms: readonly JwtAlgorithm[],
-): IssuerConfig[] {
-  if (!Array.isArray(entries) || entries.length === 0) {
-    throw configError("issuers must list at least one issuer");
+): IssuerConfig {
+  if (typeof entry?.issuer !== "string" || entry.issuer === "") {
+    throw configError(`${option}.issuer must be a non-empty string`);
+  }
+  const own =
+    entry.algorithms === undefined ? algorithms : resolveAlgorithms(entry.algorithms, `${option}.algorithms`);
+  const keys = resolveKeySources(entry, own, `${option}.`, entry.issuer, []);
+  if (!hasKeys(keys)) {
+    throw configError(
+      `${option} ("${entry.issuer}") has no key source: give jwksUrl, discovery: true, verificationKeys or jwks`,
+    );
+  }
+  const ownAudience = entry.audience === undefined ? audience : toSet(entry.audience);
+  if (ownAudience !== undefined && ownAudience.size === 0) {
+    throw configError(`${option}.audience must not be empty`);
+  }
+  return {
+    ...rules,
+    ...keys,
+    option,
+    algorithms: own,
+    issuer: new Set([entry.issuer]),
+    audience: ownAudience,
+  };
+}
+
+/**
+ * `issuers`: a list (each entry chosen by its exact `iss`, or a template with its tenants) or a resolver.
+ * Returns the listed issuers and, for templates and a resolver, the tenants' configuration.
+ */
+function resolveIssuers(
+  options: JwtRbacOptions,
+  given: readonly IssuerOptions[] | IssuerResolver,
+  rules: Omit<ClaimRules, "issuer" | "audience">,
+  audience: ReadonlySet<string> | undefined,
+  algorithms: readonly JwtAlgorithm[],
+): { issuers: IssuerConfig[]; tenants: ResolvedConfig["tenants"] } {
+  const resolver = typeof given === "function" ? given : undefined;
+  const entries = resolver === undefined ? given : [];
+  if (resolver === undefined && (!Array.isArray(entries) || entries.length === 0)) {
+    throw configError("issuers must list at least one issuer, or be a resolver function");
   }
   const mixed = TOP_LEVEL_KEY_OPTIONS.filter((name) => options[name] !== undefined);
   if (mixed.length > 0) {
@@ -303,37 +354,48 @@ function resolveIssuers(
       `issuers excludes the top-level ${mixed.join(", ")}: give keys and issuer inside each issuers entry`,
     );
   }
+  const resolveEntry = (entry: IssuerOptions, option: string) =>
+    resolveIssuerEntry(entry, option, rules, audience, algorithms);
   const seen = new Set<string>();
-  return entries.map((entry, index) => {
+  const issuers: IssuerConfig[] = [];
+  const templates: IssuerTemplate[] = [];
+  (entries as readonly IssuerOptions[]).forEach((entry, index) => {
     const option = `issuers[${index}]`;
-    if (typeof entry?.issuer !== "string" || entry.issuer === "") {
-      throw configError(`${option}.issuer must be a non-empty string`);
-    }
-    if (seen.has(entry.issuer)) throw configError(`${option}: issuer "${entry.issuer}" is listed twice`);
-    seen.add(entry.issuer);
-    const own =
-      entry.algorithms === undefined
-        ? algorithms
-        : resolveAlgorithms(entry.algorithms, `${option}.algorithms`);
-    const keys = resolveKeySources(entry, own, `${option}.`, entry.issuer, []);
-    if (!hasKeys(keys)) {
-      throw configError(
-        `${option} ("${entry.issuer}") has no key source: give jwksUrl, discovery: true, verificationKeys or jwks`,
+    if (isTemplate(entry)) {
+      const template = compileTemplate(entry, option);
+      // Checked once with a sample tenant, so a bad template fails at construction, not at its first token.
+      resolveEntry(
+        {
+          ...entry,
+          issuer: entry.issuer.replace(/\{[^}]*\}/, "tenant"),
+          jwksUrl: entry.jwksUrl?.replace(/\{[^}]*\}/g, "tenant"),
+        } as IssuerOptions,
+        option,
       );
+      templates.push(template);
+      return;
     }
-    const ownAudience = entry.audience === undefined ? audience : toSet(entry.audience);
-    if (ownAudience !== undefined && ownAudience.size === 0) {
-      throw configError(`${option}.audience must not be empty`);
-    }
-    return {
-      ...rules,
-      ...keys,
-      option,
-      algorithms: own,
-      issuer: new Set([entry.issuer]),
-      audience: ownAudience,
-    };
+    if (seen.has(entry?.issuer)) throw configError(`${option}: issuer "${entry.issuer}" is listed twice`);
+    seen.add(entry?.issuer);
+    if (entry?.tenants !== undefined)
+      throw configError(`${option}.tenants is only for a template issuer ({placeholder})`);
+    issuers.push(resolveEntry(entry, option));
   });
+  const max = options.maxTenantIssuers ?? DEFAULT_MAX_TENANT_ISSUERS;
+  if (!Number.isSafeInteger(max) || max <= 0)
+    throw configError("maxTenantIssuers must be a positive integer");
+  const tenants =
+    templates.length === 0 && resolver === undefined ? undefined : { templates, resolver, max, resolveEntry };
+  return { issuers, tenants };
+}
+
+/** A media type's subtype as RFC 6838 §4.2 allows it (`at+jwt`), optionally with `application/`. */
+function resolveTyp(typ: string | undefined): string | undefined {
+  if (typ === undefined) return undefined;
+  if (typeof typ !== "string" || !/^(application\/)?[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/.test(typ)) {
+    throw configError(`requireTyp "${String(typ)}" is not a media type such as "at+jwt"`);
+  }
+  return typ.toLowerCase().replace(/^application\//, "");
 }
 
 /**
@@ -354,8 +416,9 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
   const rules = { clockTolerance, audienceClaim };
 
   let issuers: IssuerConfig[];
+  let tenants: ResolvedConfig["tenants"];
   if (options.issuers !== undefined) {
-    issuers = resolveIssuers(options, options.issuers, rules, audience, algorithms);
+    ({ issuers, tenants } = resolveIssuers(options, options.issuers, rules, audience, algorithms));
   } else {
     // Env fills in only when no key source is configured at all: explicit configuration is never mixed
     // with keys from the environment.
@@ -414,15 +477,26 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
     throw configError("adminScope must be one scope: not empty, no space");
   }
   const scopeAliases = resolveAliases(policy, options.legacyScopeAliases ?? true);
+  const remoteKeys = resolveRemoteKeys(options.remoteKeys);
+  const maxTokenLength = positiveInteger(
+    options.maxTokenLength ?? DEFAULT_MAX_TOKEN_LENGTH,
+    "maxTokenLength",
+  );
   const resourceMetadata =
     options.resourceMetadata === undefined
       ? undefined
       : remoteUrl(options.resourceMetadata, "resourceMetadata").href;
 
   return {
-    algorithms: [...new Set(issuers.flatMap((entry) => entry.algorithms))],
+    // Issuers made later (templates, resolver) verify within these: the top-level ones join in then.
+    algorithms: [
+      ...new Set([
+        ...issuers.flatMap((entry) => entry.algorithms),
+        ...(tenants === undefined ? [] : algorithms),
+      ]),
+    ],
     issuers,
-    remoteKeys: resolveRemoteKeys(options.remoteKeys),
+    remoteKeys,
     resourceMetadata,
     validate,
     authorization:
@@ -454,6 +528,16 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
     cache: resolveCache(options.cache),
     logger,
     caseSensitiveRoutes: options.caseSensitiveRoutes ?? true,
-    maxTokenLength: positiveInteger(options.maxTokenLength ?? DEFAULT_MAX_TOKEN_LENGTH, "maxTokenLength"),
+    maxTokenLength,
+    requireTyp: resolveTyp(options.requireTyp),
+    dpop: resolveDpop(options.dpop),
+    tenants,
+    opaque: resolveOpaque(
+      options.introspection,
+      options.tokenVerifier,
+      { ...rules, audience, issuer: undefined },
+      remoteKeys,
+      maxTokenLength,
+    ),
   };
 }

@@ -1,7 +1,7 @@
 /** Realm announced in every `WWW-Authenticate` challenge. */
 export const REALM = "platform";
 
-export type AuthErrorCode = "BAD_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "CSRF_REJECTED";
+export type AuthErrorCode = "BAD_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "CSRF_REJECTED" | "UNAVAILABLE";
 
 /**
  * Why a request was refused, as a stable machine-readable word (finer than `code`).
@@ -28,13 +28,19 @@ export type AuthErrorReason =
   | "route_not_mapped"
   | "invalid_path"
   | "cross_site_request"
-  | "origin_unknown";
+  | "origin_unknown"
+  | "invalid_typ"
+  | "invalid_dpop_proof"
+  | "use_dpop_nonce"
+  | "introspection_unavailable"
+  | "token_inactive";
 
 const STATUS = {
   BAD_REQUEST: 400,
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,
   CSRF_REJECTED: 403,
+  UNAVAILABLE: 503,
 } as const satisfies Record<AuthErrorCode, number>;
 
 export interface AuthErrorBody {
@@ -49,7 +55,7 @@ export interface AuthErrorBody {
 export class AuthError extends Error {
   override readonly name = "AuthError";
   readonly code: AuthErrorCode;
-  readonly status: 400 | 401 | 403;
+  readonly status: 400 | 401 | 403 | 503;
   readonly reason: AuthErrorReason;
   readonly detail: string;
   readonly wwwAuthenticate: string;

@@ -22,6 +22,7 @@ export {
 } from "./errors.js";
 export {
   type CacheOptions,
+  type IssuerOptions,
   type JwtAlgorithm,
   type JwtRbacOptions,
   SUPPORTED_ALGORITHMS,
@@ -35,7 +36,20 @@ export { matchRoute, type RouteMatch } from "./rbac/routes.js";
 export type { ParsedScope } from "./rbac/scopes.js";
 export type { AnonymousState, AuthenticatedState, AuthState } from "./state.js";
 export { originOfUrl, requestOrigin } from "./token/csrf.js";
+export type { DpopNonceOptions, DpopOptions, ReplayStore } from "./token/dpop/options.js";
+export {
+  PostgresReplayStore,
+  type PostgresReplayStoreOptions,
+  type SqlQuery,
+} from "./token/dpop/postgres-replay-store.js";
+export { MemoryReplayStore } from "./token/dpop/replay.js";
 export type { HeadersInput } from "./token/headers.js";
+export type {
+  ClientAuth,
+  IntrospectionOptions,
+  TokenVerifierHook,
+} from "./token/introspection/options.js";
+export type { IssuerResolver } from "./token/tenants/options.js";
 
 /**
  * Builds the authenticator once (options, env, route tables, key import). Throws a ConfigError

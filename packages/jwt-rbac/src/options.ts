@@ -1,6 +1,9 @@
 import type { LoggerOption } from "@agent-platform/common";
 import type { JSONWebKeySet } from "jose";
 import type { RbacPolicy } from "./rbac/policy.js";
+import type { DpopOptions } from "./token/dpop/options.js";
+import type { IntrospectionOptions, TokenVerifierHook } from "./token/introspection/options.js";
+import type { IssuerResolver } from "./token/tenants/options.js";
 
 /** Where the token is read from. */
 export const TokenSource = {
@@ -49,6 +52,11 @@ export interface IssuerOptions {
   audience?: string | readonly string[];
   /** Accepted algorithms for this issuer. Default: the top-level ones. */
   algorithms?: readonly string[];
+  /**
+   * For a template `issuer` (one `{placeholder}`, as in `https://login.microsoftonline.com/{tenantid}/v2.0`):
+   * the tenants trusted, as an allow-list or a validator of the placeholder's value. Required for templates.
+   */
+  tenants?: readonly string[] | ((tenant: string) => boolean);
 }
 
 /** Fetch discipline of remote key sets (`jwksUrl`, `discovery`). */
@@ -75,7 +83,9 @@ export interface JwtRbacOptions {
   /** `true`: find the JWKS through the OIDC discovery document of `issuer` (one string). */
   discovery?: boolean;
   /** Several trusted issuers, each with its own keys; a token's `iss` picks one (instead of the top-level key options and `issuer`). */
-  issuers?: readonly IssuerOptions[];
+  issuers?: readonly IssuerOptions[] | IssuerResolver;
+  /** Most issuers created from templates or the resolver kept at once (LRU). Default 100. */
+  maxTenantIssuers?: number;
   remoteKeys?: RemoteKeysOptions;
   /** @deprecated Use `verificationKeys`. Appended to them. */
   secretKey?: string;
@@ -140,6 +150,17 @@ export interface JwtRbacOptions {
   maxTokenLength?: number;
   /** URL of this resource's RFC 9728 metadata; added as `resource_metadata` to every 401/403 challenge. */
   resourceMetadata?: string;
+  /**
+   * The only accepted JWS `typ` (RFC 9068 access tokens: `"at+jwt"`), compared as RFC 8725 §3.11 says;
+   * any other, or none, is `invalid_token`. Default: `typ` is not read.
+   */
+  requireTyp?: string;
+  /** Sender-constrained tokens (RFC 9449); see the README's "Sender-constrained tokens". */
+  dpop?: DpopOptions;
+  /** Opaque tokens by RFC 7662 introspection; see the README's "Opaque tokens". */
+  introspection?: IntrospectionOptions;
+  /** First-party opaque tokens (service-account tokens): `(token) => claims | null`, cached like introspection. */
+  tokenVerifier?: TokenVerifierHook;
 }
 
 export const DEFAULT_CACHE: CacheOptions = { max: 1000, ttlMs: 60_000 };

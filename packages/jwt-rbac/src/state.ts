@@ -15,6 +15,8 @@ export interface AuthenticatedState<C extends object = JWTPayload> {
   readonly sessionState: Readonly<Record<string, unknown>>;
   /** `{"*"}` or the ids a listing route may return; empty on other routes. */
   readonly accessibleResourceIds: ReadonlySet<string>;
+  /** The key the token is bound to (`cnf.jkt`, RFC 9449), whose proof this request carried; else null. */
+  readonly confirmation: { readonly jkt: string } | null;
 }
 
 /** The state of a request that skipped authentication (excluded path, CORS preflight). */
@@ -30,6 +32,7 @@ export interface AnonymousState {
   readonly dependencies: Readonly<Record<string, unknown>>;
   readonly sessionState: Readonly<Record<string, unknown>>;
   readonly accessibleResourceIds: ReadonlySet<string>;
+  readonly confirmation: null;
 }
 
 export type AuthState<C extends object = JWTPayload> = AuthenticatedState<C> | AnonymousState;
@@ -51,6 +54,7 @@ export function anonymousState(authorizationEnabled: boolean): AnonymousState {
     dependencies: EMPTY,
     sessionState: EMPTY,
     accessibleResourceIds: NO_IDS,
+    confirmation: null,
   };
 }
 
@@ -91,6 +95,17 @@ function pick(payload: Record<string, unknown>, names: readonly string[]): Reado
   return picked;
 }
 
+/**
+ * A token's `cnf` (RFC 7800) as far as this package can check it: `{ jkt }` (RFC 9449). A `cnf` with
+ * anything else (an mTLS `x5t#S256`, a malformed `jkt`) is returned as an unusable binding (`jkt: ""`),
+ * so the token is refused rather than accepted as if unbound.
+ */
+export function confirmationOf(cnf: unknown): { readonly jkt: string } | null {
+  if (cnf === undefined) return null;
+  const jkt = typeof cnf === "object" && cnf !== null ? (cnf as { jkt?: unknown }).jkt : undefined;
+  return { jkt: typeof jkt === "string" && /^[A-Za-z0-9_-]{43}$/.test(jkt) ? jkt : "" };
+}
+
 /** The state for a verified token on a route without listing ids; built once per token (and cached with it). */
 export function authenticatedState(
   token: string,
@@ -110,5 +125,6 @@ export function authenticatedState(
     dependencies: pick(payload, names.dependenciesClaims),
     sessionState: pick(payload, names.sessionStateClaims),
     accessibleResourceIds: NO_IDS,
+    confirmation: confirmationOf(payload.cnf),
   };
 }

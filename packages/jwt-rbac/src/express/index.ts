@@ -69,6 +69,8 @@ export function jwtRbac<C extends object = JWTPayload>(
     if (result.ok) {
       // The claims are C by the caller's type argument; `req` here is typed without it.
       req.auth = result.state as AuthState;
+      if (result.headers !== undefined)
+        for (const [name, value] of Object.entries(result.headers)) res.setHeader(name, value);
       next();
     } else if (passError) {
       next(result.error);
@@ -91,6 +93,8 @@ export function jwtRbac<C extends object = JWTPayload>(
         headers: nodeHeaderReader(req),
         // `req.protocol` follows the app's "trust proxy" setting (X-Forwarded-Proto); the host is the Host header.
         origin: () => requestOrigin(req.protocol, req.get("host")),
+        // What the client called: the mount prefix is in `originalUrl`, as in the proof's `htu`.
+        url: () => `${requestOrigin(req.protocol, req.get("host")) ?? ""}${req.originalUrl}`,
       });
     } catch (error) {
       next(error);

@@ -26,6 +26,21 @@ export function errorResponse(error: AuthError): Response {
   return new Response(error.body, { status: error.status, headers: error.headers });
 }
 
+/** Headers the core asks to add to a success answer (`DPoP-Nonce`), by the state they came with. */
+const responseHeaders = new WeakMap<object, Readonly<Record<string, string>>>();
+
+/** The response with `headers` added; a copy when its headers are immutable (a `fetch()` response). */
+function withHeaders(response: Response, headers: Readonly<Record<string, string>>): Response {
+  try {
+    for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+    return response;
+  } catch {
+    const copy = new Response(response.body, response);
+    for (const [name, value] of Object.entries(headers)) copy.headers.set(name, value);
+    return copy;
+  }
+}
+
 /** A `basePath` option, checked once: it must itself be a valid path. */
 function checkedBasePath(basePath: string | undefined): string | undefined {
   if (basePath === undefined) return undefined;
@@ -50,8 +65,11 @@ export async function authenticateRequest<C extends object = JWTPayload>(
     basePath,
     headers: request.headers,
     origin: () => originOfUrl(request.url),
+    url: request.url,
   });
-  return result.ok ? result.state : errorResponse(result.error);
+  if (!result.ok) return errorResponse(result.error);
+  if (result.headers !== undefined) responseHeaders.set(result.state, result.headers);
+  return result.state;
 }
 
 export type FetchJwtRbacHandler<C extends object, A extends unknown[]> = (
@@ -78,7 +96,10 @@ export function withJwtRbac<C extends object = JWTPayload, A extends unknown[] =
   }
   const wrapped = async (request: Request, ...rest: A): Promise<Response> => {
     const state = await authenticateRequest(request, auth, basePath);
-    return state instanceof Response ? state : handler(request, state, ...rest);
+    if (state instanceof Response) return state;
+    const response = await handler(request, state, ...rest);
+    const headers = responseHeaders.get(state);
+    return headers === undefined ? response : withHeaders(response, headers);
   };
   return Object.assign(wrapped, { auth });
 }

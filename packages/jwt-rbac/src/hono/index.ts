@@ -35,6 +35,8 @@ function proceed<C extends object>(
   if (!result.ok)
     return Promise.resolve(c.body(result.error.body, result.error.status, result.error.headers));
   c.set("auth", result.state);
+  if (result.headers !== undefined)
+    for (const [name, value] of Object.entries(result.headers)) c.header(name, value);
   return next() as Promise<undefined>;
 }
 
@@ -66,6 +68,7 @@ export function jwtRbac<C extends object = JWTPayload>(options: JwtRbacOptions =
       headers: nodeRequestHeaders(c.env) ?? c.req.raw.headers,
       // The URL Hono sees: on Node, built from the Host header and the connection's scheme.
       origin: () => originOfUrl(c.req.url),
+      url: () => c.req.url,
     });
     if (result instanceof Promise) return result.then((settled) => proceed(c, next, settled));
     return proceed(c, next, result);

@@ -43,7 +43,7 @@ function redirectAllowed(from: URL, to: URL): boolean {
   return to.origin === from.origin;
 }
 
-async function readBounded(response: Response, limits: FetchLimits, where: string): Promise<string> {
+export async function readBounded(response: Response, limits: FetchLimits, where: string): Promise<string> {
   const tooLarge = () =>
     new RemoteFetchError("too_large", `${where}: response larger than ${limits.maxBytes} bytes`);
   const declared = Number(response.headers.get("content-length") ?? Number.NaN);

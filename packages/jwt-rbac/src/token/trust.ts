@@ -6,6 +6,7 @@ import { describeUrl } from "./fetch-json.js";
 import { loadStaticKeys, type StaticKeys } from "./keys.js";
 import { RemoteKeySet } from "./remote-jwks.js";
 import type { SignatureVerifier } from "./signature-types.js";
+import { TenantIssuers } from "./tenants/index.js";
 
 /** One trusted issuer, ready to verify: its claim rules, algorithms, local keys and remote key set. */
 export interface TrustedIssuer {
@@ -20,6 +21,8 @@ export interface Trust {
   /** A Map, not an object: a token's `iss` ("__proto__", "constructor") is data, never a property name. */
   readonly byIssuer: ReadonlyMap<string, TrustedIssuer>;
   readonly anyIssuer: TrustedIssuer | undefined;
+  /** Issuers made when a token names them (templates, resolver). */
+  readonly tenants: TenantIssuers | undefined;
 }
 
 /** The issuer a token names, from its unverified `iss`; `undefined` when it is not trusted. */
@@ -73,15 +76,24 @@ export async function loadTrust(
 ): Promise<Trust> {
   const byIssuer = new Map<string, TrustedIssuer>();
   let anyIssuer: TrustedIssuer | undefined;
+  const trust = async (issuer: IssuerConfig): Promise<TrustedIssuer> => ({
+    rules: issuer,
+    allowed: new Set(issuer.algorithms),
+    keys: await loadStaticKeys(issuer, verifier, logger),
+    remote: remoteKeySet(issuer, config, verifier, logger, onKeysChanged),
+  });
   for (const issuer of config.issuers) {
-    const trusted: TrustedIssuer = {
-      rules: issuer,
-      allowed: new Set(issuer.algorithms),
-      keys: await loadStaticKeys(issuer, verifier, logger),
-      remote: remoteKeySet(issuer, config, verifier, logger, onKeysChanged),
-    };
+    const trusted = await trust(issuer);
     if (issuer.issuer === undefined) anyIssuer = trusted;
     else for (const iss of issuer.issuer) byIssuer.set(iss, trusted);
   }
-  return { byIssuer, anyIssuer };
+  const { tenants } = config;
+  return {
+    byIssuer,
+    anyIssuer,
+    tenants:
+      tenants === undefined
+        ? undefined
+        : new TenantIssuers(tenants, (entry, option) => trust(tenants.resolveEntry(entry, option)), logger),
+  };
 }

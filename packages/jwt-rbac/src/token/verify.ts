@@ -6,12 +6,14 @@ import { type DecodedJws, decodeJws } from "./decode.js";
 import type { PreparedKey } from "./keys.js";
 import type { Platform, SignatureVerifier } from "./signature-types.js";
 import { selectIssuer, type Trust, type TrustedIssuer } from "./trust.js";
+import { typMatcher, wrongTypError } from "./typ.js";
 
 export interface VerifierConfig {
   /** Every algorithm some issuer accepts. */
   readonly algorithms: readonly JwtAlgorithm[];
   readonly validate: boolean;
   readonly maxTokenLength: number;
+  readonly requireTyp: string | undefined;
 }
 
 export interface Verified {
@@ -46,12 +48,14 @@ export class TokenVerifier {
   readonly #verifier: SignatureVerifier;
   readonly #codec: Base64UrlCodec;
   readonly #allowed: ReadonlySet<string>;
+  readonly #typ: ((typ: unknown) => boolean) | undefined;
 
   constructor(config: VerifierConfig, platform: Platform) {
     this.#config = config;
     this.#verifier = platform.verifier;
     this.#codec = platform.base64Url;
     this.#allowed = new Set(config.algorithms);
+    this.#typ = config.requireTyp === undefined ? undefined : typMatcher(config.requireTyp);
   }
 
   /** Decodes and verifies. `nowMs` is injected so callers share one clock reading. */
@@ -68,6 +72,8 @@ export class TokenVerifier {
       return invalidTokenError("unsupported_crit", "Invalid token: unsupported critical header parameter");
     }
     if (!this.#config.validate) return decoded;
+    // Before any key is looked for: an ID token presented as an access token is refused for its type.
+    if (this.#typ !== undefined && !this.#typ(header.typ)) return wrongTypError();
 
     // The header may only name one of the configured algorithms; it never chooses the key type.
     if (!this.#allowed.has(header.alg)) {
@@ -75,7 +81,20 @@ export class TokenVerifier {
     }
     // The unverified `iss` only picks whose keys to try (and is verified as a claim afterwards): a
     // token from an issuer nobody trusts is refused here, before it can make anything be fetched.
-    const issuer = selectIssuer(trust, decoded.payload.iss);
+    const issuer = selectIssuer(trust, decoded.payload.iss) ?? trust.tenants?.get(decoded.payload.iss, nowMs);
+    if (issuer instanceof Promise) {
+      return issuer.then((made) => this.#verifyForIssuer(decoded, made, token, nowMs));
+    }
+    return this.#verifyForIssuer(decoded, issuer, token, nowMs);
+  }
+
+  #verifyForIssuer(
+    decoded: DecodedJws,
+    issuer: TrustedIssuer | undefined,
+    token: string,
+    nowMs: number,
+  ): VerifyResult | Promise<VerifyResult> {
+    const { header } = decoded;
     if (issuer === undefined) return invalidTokenError("invalid_issuer", "Invalid token: unexpected issuer");
     if (!issuer.allowed.has(header.alg)) {
       return invalidTokenError("algorithm_not_allowed", "Invalid token: algorithm not allowed");
