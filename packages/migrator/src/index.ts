@@ -4,6 +4,7 @@ export {
   ChecksumMismatchError,
   DdlLockTimeoutError,
   DuplicateVersionError,
+  IndexBuildError,
   InvalidVersionError,
   IrreversibleMigrationError,
   LockTimeoutError,
@@ -24,6 +25,7 @@ export {
 } from "./lint/lint.js";
 export { type LintRule, type LintRuleId, type LintSeverity, lintRules } from "./lint/rules.js";
 export { createMigrator } from "./migrator.js";
+export type { RetryOptions } from "./retry.js";
 export { sqlMigrations } from "./sql-files.js";
 export type {
   AppliedMigration,
