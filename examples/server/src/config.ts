@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { ConfigError } from "@agent-platform/common";
 import { type JwtAlgorithm, SUPPORTED_ALGORITHMS } from "@agent-platform/jwt-rbac";
+import { DEFAULT_RETRY, MAX_RETRY_ATTEMPTS, MAX_RETRY_WAIT_MS } from "@agent-platform/migrator";
 import { z } from "zod";
 import { describeEnvIssues, envBoolean, envEnum, envInteger, envList, envText, envUrl } from "./env-vars.js";
 import { messagingConfigSchema } from "./messaging/index.js";
@@ -48,6 +49,8 @@ export interface ServerConfig {
   readonly platformId: string;
   readonly jwt: JwtConfig;
   readonly shutdownTimeoutMs: number;
+  /** The migrator's retries of lock timeouts and failed concurrent index builds (its `retry` option). */
+  readonly migrateRetry: { readonly attempts: number; readonly maxMs: number };
   readonly messaging: z.output<typeof messagingConfigSchema>;
 }
 
@@ -138,6 +141,8 @@ const serverEnvSchema = z.object({
   JWT_USER_ID_CLAIM: envText,
   PUBLIC_URL: envUrl().transform((value) => value?.replace(/\/+$/, "")),
   SHUTDOWN_TIMEOUT_MS: envInteger(10_000, { min: 0, max: 600_000 }),
+  MIGRATE_RETRY_ATTEMPTS: envInteger(DEFAULT_RETRY.attempts, { min: 1, max: MAX_RETRY_ATTEMPTS }),
+  MIGRATE_RETRY_MAX_MS: envInteger(DEFAULT_RETRY.maxMs, { min: 0, max: MAX_RETRY_WAIT_MS }),
 });
 
 /** Redacts the password of a database URL so an error message never carries a secret. */
@@ -192,6 +197,7 @@ export function loadConfig(env: Env = process.env): ServerConfig {
       allowedOrigins: vars.JWT_ALLOWED_ORIGINS,
     },
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
+    migrateRetry: { attempts: vars.MIGRATE_RETRY_ATTEMPTS, maxMs: vars.MIGRATE_RETRY_MAX_MS },
     messaging: messaging.data,
   };
 }

@@ -16,11 +16,12 @@ export interface RetryPolicy {
   readonly maxMs: number;
 }
 
+/** What a run does when `retry` is not given. */
 export const DEFAULT_RETRY: RetryPolicy = { attempts: 4, baseMs: 500, maxMs: 10_000 };
 /** More tries than this only stretch an outage: each one waits a full lock timeout first. */
 export const MAX_RETRY_ATTEMPTS = 100;
-// A wait between attempts longer than an hour is a deploy that should have failed instead.
-const MAX_RETRY_WAIT_MS = 3_600_000;
+/** The longest `baseMs`/`maxMs`: a wait between attempts longer than an hour is a deploy that should fail. */
+export const MAX_RETRY_WAIT_MS = 3_600_000;
 
 /** The validated `retry` option: `false` is one attempt, anything not set takes its default. */
 export function retryOption(value: RetryOptions | false | undefined): RetryPolicy {
