@@ -107,7 +107,8 @@ async function runIndexBuild(
         failure = error;
       }
       const left = (await leftovers(sql, named)).filter((l) => !before.has(l.name));
-      if (failure === null && left.length === 0) return result;
+      // Another session's build in progress on the table is not this statement's failure.
+      if (failure === null && left.every((l) => l.building)) return result;
       const busy = left.filter((l) => l.building);
       const dropped: string[] = [];
       let dropFailure: unknown = null;

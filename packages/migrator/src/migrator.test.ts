@@ -284,6 +284,8 @@ describe("createMigrator options", () => {
     ["indexBuildTimeoutMs", { indexBuildTimeoutMs: -1 }],
     ["retry", { retry: true as never }],
     ["retry", { retry: null as never }],
+    ["retry", { retry: { attemps: 3 } as never }],
+    ["retry", { retry: { toString: 3 } as never }],
     ["retry.attempts", { retry: { attempts: 0 } }],
     ["retry.attempts", { retry: { attempts: 101 } }],
     ["retry.attempts", { retry: { attempts: 2.5 } }],

@@ -30,6 +30,13 @@ export function retryOption(value: RetryOptions | false | undefined): RetryPolic
   if (typeof value !== "object" || value === null) {
     throw configError("`retry` must be false or an object { attempts, baseMs, maxMs }", "retry");
   }
+  const unknown = Object.keys(value).find((key) => !Object.hasOwn(DEFAULT_RETRY, key));
+  if (unknown !== undefined) {
+    throw configError(
+      `\`retry\` has an unknown key ${JSON.stringify(unknown)}; expected attempts, baseMs or maxMs`,
+      "retry",
+    );
+  }
   const whole = (name: keyof RetryOptions, min: number, max: number): number => {
     const given = value[name];
     if (given === undefined) return DEFAULT_RETRY[name];
