@@ -123,7 +123,8 @@ export interface MigratorOptions {
   readonly lockTimeoutMs?: number;
   /**
    * `lock_timeout` of each transaction of the run: how long a migration's statement may wait for a lock
-   * on a table before the run fails with `DdlLockTimeoutError`. `0` waits forever. Default 5 000.
+   * on a table before its transaction is rolled back and retried (see `retry`), and after the last attempt
+   * the run fails with `DdlLockTimeoutError`. `0` waits forever. Default 5 000.
    * `transaction: false` migrations run under the session's own setting instead.
    */
   readonly ddlLockTimeoutMs?: number;
