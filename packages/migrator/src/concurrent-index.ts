@@ -74,9 +74,13 @@ async function runIndexBuild(
 ): Promise<unknown> {
   // One budget for the build: the build's own waits for older transactions are lock waits, which a DDL
   // lock_timeout would cut short, leaving an INVALID index each time a long transaction is open.
+  // The CTE is read before the outer select sets anything, so `saved` holds the session's own values.
   const [saved] = await sql<{ lock: string; statement: string }[]>`
-    select current_setting('lock_timeout') as lock, current_setting('statement_timeout') as statement,
-      set_config('lock_timeout', current_setting('lock_timeout'), false), set_config('statement_timeout', ${String(options.timeoutMs)}, false)`;
+    with saved as materialized (
+      select current_setting('lock_timeout') as lock, current_setting('statement_timeout') as statement)
+    select lock, statement, set_config('lock_timeout', '0', false),
+      set_config('statement_timeout', ${String(options.timeoutMs)}, false)
+    from saved`;
   try {
     if (build.kind === "create" && build.name === null) {
       try {

@@ -472,15 +472,22 @@ describe.skipIf(!TEST_DATABASE_URL)("the budget of a concurrent index build (rea
   });
 
   it("ends the build at indexBuildTimeoutMs and says what became of its INVALID index", async () => {
-    const { sql } = current();
+    const { sql, url } = current();
     const schema = freshSchema();
     await createMigrator({ sql, schema, migrations: [table] }).migrate();
     await sql`delete from ${sql(schema)}.t_users where ctid > '(0,1)'`;
     const release = await openWriter(sql, schema);
+    // One connection with timeouts of its own, so the check after the run reads the run's session.
+    const single = postgres(url, {
+      max: 1,
+      onnotice: () => {},
+      connection: { lock_timeout: 2_345, statement_timeout: 12_345 },
+    });
+    onTestFinished(() => single.end({ timeout: 5 }));
     try {
       const started = performance.now();
       const error = await createMigrator({
-        sql,
+        sql: single,
         schema,
         migrations: [table, uniqueIndex("create unique index concurrently users_unique on t_users (id)")],
         indexBuildTimeoutMs: 300,
@@ -501,8 +508,9 @@ describe.skipIf(!TEST_DATABASE_URL)("the budget of a concurrent index build (rea
       await release();
     }
     // The session's own timeouts are back after the build.
-    const [row] = await sql`select current_setting('statement_timeout') as s`;
-    expect(row?.s).toBe("0");
+    const [row] =
+      await single`select current_setting('lock_timeout') as l, current_setting('statement_timeout') as s`;
+    expect(row).toEqual({ l: "2345ms", s: "12345ms" });
   });
 });
 
