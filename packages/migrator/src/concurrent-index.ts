@@ -26,8 +26,8 @@ interface Leftover {
 }
 
 /**
- * The INVALID indexes a build may have left: for `CREATE INDEX CONCURRENTLY name`, `name` on its table's
- * schema (whoever left it: the build wants that name); for `REINDEX … CONCURRENTLY`, the `_ccnew`/`_ccold`
+ * The INVALID indexes a build may have left: for `CREATE INDEX CONCURRENTLY name ON table`, `name` on that
+ * table (whoever left it: the build wants that name; one on another table is not its to drop); for `REINDEX … CONCURRENTLY`, the `_ccnew`/`_ccold`
  * copies on the table. Being built by another backend (pg_stat_progress_create_index) is reported, not hidden.
  */
 async function leftovers(sql: Connection, build: IndexBuild & { name: string }): Promise<Leftover[]> {
@@ -40,8 +40,7 @@ async function leftovers(sql: Connection, build: IndexBuild & { name: string }):
     join pg_catalog.pg_namespace n on n.oid = c.relnamespace
     where not i.indisvalid and ${
       build.kind === "create"
-        ? sql`c.relname = ${build.name}
-            and c.relnamespace = (select relnamespace from pg_catalog.pg_class where oid = to_regclass(${build.table}))`
+        ? sql`c.relname = ${build.name} and i.indrelid = to_regclass(${build.table})`
         : sql`c.relname ~ '_cc(new|old)[0-9]*$' and i.indrelid = ${
             build.target === "table"
               ? sql`to_regclass(${build.name})`

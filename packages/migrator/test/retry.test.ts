@@ -378,6 +378,57 @@ describe.each(backends())("a concurrent index build that fails on $kind", ({ cur
     expect(await indexState(sql, schema)).toEqual({ schema_migrations_pkey: true, users_unique: true });
   });
 
+  it("drops the INVALID index an earlier, killed run left before building it (no IF NOT EXISTS)", async () => {
+    const { sql } = current();
+    const schema = freshSchema();
+    await createMigrator({ sql, schema, migrations: [table] }).migrate();
+    await expect(
+      sql.unsafe(`create unique index concurrently users_unique on ${schema}.t_users (id)`),
+    ).rejects.toMatchObject({ code: "23505" });
+    await sql`delete from ${sql(schema)}.t_users where ctid > '(0,1)'`;
+
+    const { logger, events } = eventLogger();
+    await createMigrator({
+      sql,
+      schema,
+      migrations: [table, uniqueIndex("create unique index concurrently users_unique on t_users (id)")],
+      retry: { attempts: 2, baseMs: 10 },
+      logger,
+    }).migrate();
+    // The first attempt failed on the name ("already exists"); the leftover went, the second built it.
+    expect(events.filter((e) => e.event === "index_build_retry")).toMatchObject([
+      { dropped: [`${schema}.users_unique`], message: 'relation "users_unique" already exists' },
+    ]);
+    expect(await indexState(sql, schema)).toEqual({ schema_migrations_pkey: true, users_unique: true });
+  });
+
+  it("never drops an INVALID index of the same name on another table", async () => {
+    const { sql } = current();
+    const schema = freshSchema();
+    await createMigrator({ sql, schema, migrations: [table] }).migrate();
+    await sql.unsafe(`create table ${schema}.other (id int); insert into ${schema}.other values (1), (1)`);
+    await expect(
+      sql.unsafe(`create unique index concurrently users_unique on ${schema}.other (id)`),
+    ).rejects.toMatchObject({ code: "23505" });
+    await sql`delete from ${sql(schema)}.t_users where ctid > '(0,1)'`;
+
+    const error = await createMigrator({
+      sql,
+      schema,
+      migrations: [table, uniqueIndex("create unique index concurrently users_unique on t_users (id)")],
+      retry: { attempts: 3, baseMs: 10 },
+    })
+      .migrate()
+      .catch((e: unknown) => e);
+    expect((error as Error).cause).toMatchObject({
+      code: "INDEX_BUILD_FAILED",
+      attempts: 1,
+      cause: { code: "42P07" },
+    });
+    expect((error as Error).message).toContain("it left no INVALID index");
+    expect(await indexState(sql, schema)).toMatchObject({ users_unique: false });
+  });
+
   it("leaves an unnamed index alone and says why", async () => {
     const { sql } = current();
     const schema = freshSchema();
