@@ -25,6 +25,7 @@ describe("loadConfig", () => {
       databases: [],
       platformId: "agent-platform",
       shutdownTimeoutMs: 10_000,
+      migrateRetry: { attempts: 4, maxMs: 10_000 },
       jwt: {
         verificationKey: undefined,
         verifyAudience: false,
@@ -44,6 +45,17 @@ describe("loadConfig", () => {
       { id: "analytics", url: "postgresql://h/a?sslmode=require" },
       { id: "b-2", url: "postgres://h/b" },
     ]);
+  });
+
+  it("reads the migrator's retries", () => {
+    expect(loadConfig({ MIGRATE_RETRY_ATTEMPTS: "1", MIGRATE_RETRY_MAX_MS: " 250 " }).migrateRetry).toEqual({
+      attempts: 1,
+      maxMs: 250,
+    });
+    expect(loadConfig({ MIGRATE_RETRY_ATTEMPTS: "100", MIGRATE_RETRY_MAX_MS: "0" }).migrateRetry).toEqual({
+      attempts: 100,
+      maxMs: 0,
+    });
   });
 
   it("reads JWT variables, lists and booleans", () => {
@@ -92,6 +104,10 @@ describe("loadConfig", () => {
     [{ JWT_TOKEN_SOURCE: "query" }, "JWT_TOKEN_SOURCE"],
     [{ JWT_JWKS_URL: "file:///etc/jwks.json" }, "JWT_JWKS_URL"],
     [{ SHUTDOWN_TIMEOUT_MS: "-1" }, "SHUTDOWN_TIMEOUT_MS"],
+    [{ MIGRATE_RETRY_ATTEMPTS: "0" }, "MIGRATE_RETRY_ATTEMPTS"],
+    [{ MIGRATE_RETRY_ATTEMPTS: "101" }, "MIGRATE_RETRY_ATTEMPTS"],
+    [{ MIGRATE_RETRY_ATTEMPTS: "1e1" }, "MIGRATE_RETRY_ATTEMPTS"],
+    [{ MIGRATE_RETRY_MAX_MS: "3600001" }, "MIGRATE_RETRY_MAX_MS"],
     // One env parser for the server and the messaging channel: no exponents, hex or signs anywhere.
     [{ PORT: "1e3" }, "PORT"],
     [{ SHUTDOWN_TIMEOUT_MS: "0x10" }, "SHUTDOWN_TIMEOUT_MS"],

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { ConfigError } from "@agent-platform/common";
 import { type JwtAlgorithm, SUPPORTED_ALGORITHMS } from "@agent-platform/jwt-rbac";
+import { DEFAULT_RETRY, MAX_RETRY_ATTEMPTS, MAX_RETRY_WAIT_MS } from "@agent-platform/migrator";
 import { z } from "zod";
 import { describeEnvIssues, envBoolean, envEnum, envInteger, envList, envText, envUrl } from "./env-vars.js";
 import { messagingConfigSchema } from "./messaging/index.js";
@@ -55,6 +56,8 @@ export interface ServerConfig {
   readonly platformId: string;
   readonly jwt: JwtConfig;
   readonly shutdownTimeoutMs: number;
+  /** The migrator's retries of lock timeouts and failed concurrent index builds (its `retry` option). */
+  readonly migrateRetry: { readonly attempts: number; readonly maxMs: number };
   readonly messaging: z.output<typeof messagingConfigSchema>;
   /** Browser origins (exact) whose pages may call the API and read its answers; `["*"]`: any; empty: none. */
   readonly corsAllowedOrigins: readonly string[];
@@ -189,6 +192,8 @@ const serverEnvSchema = z.object({
   PUBLIC_URL: envUrl().transform((value) => value?.replace(/\/+$/, "")),
   SHUTDOWN_TIMEOUT_MS: envInteger(10_000, { min: 0, max: 600_000 }),
   CORS_ALLOWED_ORIGINS: corsOrigins,
+  MIGRATE_RETRY_ATTEMPTS: envInteger(DEFAULT_RETRY.attempts, { min: 1, max: MAX_RETRY_ATTEMPTS }),
+  MIGRATE_RETRY_MAX_MS: envInteger(DEFAULT_RETRY.maxMs, { min: 0, max: MAX_RETRY_WAIT_MS }),
 });
 
 /** Redacts the password of a database URL so an error message never carries a secret. */
@@ -254,6 +259,7 @@ export function loadConfig(env: Env = process.env): ServerConfig {
       dpopNonceSecret: vars.JWT_DPOP_NONCE_SECRET,
     },
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
+    migrateRetry: { attempts: vars.MIGRATE_RETRY_ATTEMPTS, maxMs: vars.MIGRATE_RETRY_MAX_MS },
     messaging: messaging.data,
     corsAllowedOrigins: vars.CORS_ALLOWED_ORIGINS,
   };

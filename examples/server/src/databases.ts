@@ -43,7 +43,12 @@ export async function openDatabases(
     sql,
     embedded,
     close,
-    migrator: createMigrator({ sql, migrations, logger: logger.child({ db_id: id }) }),
+    migrator: createMigrator({
+      sql,
+      migrations,
+      retry: config.migrateRetry,
+      logger: logger.child({ db_id: id }),
+    }),
   });
 
   if (config.databases.length === 0) {

@@ -30,7 +30,11 @@ describe.each(BACKENDS)("POST /databases/{db_id}/migrate on %s", (backend) => {
     ).map((row) => row.name);
 
   beforeAll(async () => {
-    server = await startTestServer({ backend });
+    // Two tries, a short wait: a lock timeout answers after two DDL lock timeouts rather than four.
+    server = await startTestServer({
+      backend,
+      env: { MIGRATE_RETRY_ATTEMPTS: "2", MIGRATE_RETRY_MAX_MS: "200" },
+    });
     writer = await signToken(["config:write"]);
     reader = await signToken(["config:read"]);
   });
@@ -189,11 +193,11 @@ describe.each(BACKENDS)("POST /databases/{db_id}/migrate on %s", (backend) => {
         await holder`LOCK TABLE knowledge IN ACCESS SHARE MODE`;
         const started = performance.now();
         const result = await migrate();
-        // The migrator's default ddlLockTimeoutMs, then the answer.
-        expect(performance.now() - started).toBeGreaterThanOrEqual(5_000);
+        // The migrator's default ddlLockTimeoutMs on each of MIGRATE_RETRY_ATTEMPTS, then the answer.
+        expect(performance.now() - started).toBeGreaterThanOrEqual(10_000);
         const detail = expectError(result, 503, "SERVICE_UNAVAILABLE");
         expect(detail).toMatch(
-          /^Migration 2\.5\.6 \(knowledge_content_hash\) could not lock .* within 5000 ms/,
+          /^Migration 2\.5\.6 \(knowledge_content_hash\) could not lock \S*knowledge within 5000 ms \(each of 2 attempts\)/,
         );
         expect(detail).toContain("retry");
         expect(result.headers.get("retry-after")).toBe("5");
@@ -205,7 +209,42 @@ describe.each(BACKENDS)("POST /databases/{db_id}/migrate on %s", (backend) => {
       expect(await columns("knowledge")).not.toContain("content_hash");
       expect((await migrate()).body).toMatchObject({ to_version: "2.5.6", applied: ["2.5.6"] });
     },
-    20_000,
+    30_000,
+  );
+
+  it.skipIf(backend !== "postgres")(
+    "200 when the other session lets go while the migrator waits to retry, the wait logged",
+    async () => {
+      expect((await migrate("?target_version=2.5.0")).status).toBe(200);
+      const holder = await server.sql().reserve();
+      await holder`BEGIN`;
+      await holder`LOCK TABLE knowledge IN ACCESS SHARE MODE`;
+      const seen = server.logs.length;
+      const retried = (async () => {
+        for (;;) {
+          const line = server.logs.slice(seen).find((l) => l.includes('"event":"retry"'));
+          if (line) return JSON.parse(line) as Record<string, unknown>;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      })();
+      const result = migrate();
+      try {
+        expect(await retried).toMatchObject({
+          level: 40,
+          msg: "migration retry",
+          db_id: "default",
+          version: "2.5.6",
+          attempt: 1,
+          attempts: 2,
+          relation: expect.stringMatching(/knowledge$/),
+        });
+      } finally {
+        await holder`ROLLBACK`;
+        holder.release();
+      }
+      expect((await result).body).toMatchObject({ to_version: "2.5.6", applied: ["2.5.6"] });
+    },
+    30_000,
   );
 });
 

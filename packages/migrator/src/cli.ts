@@ -37,6 +37,11 @@ Options:
                          how long a migration may wait for a lock on a table (default: 5000; 0: no limit)
   --statement-timeout-ms MS
                          statement_timeout of the run's transactions (default: the server's)
+  --retry-attempts N     tries of a migration that hits the DDL lock timeout, or of a concurrent index
+                         build that fails (default: 4; 1: no retry)
+  --retry-max-ms MS      longest wait between two tries (default: 10000; waits double from 500)
+  --index-build-timeout-ms MS
+                         statement_timeout of each concurrent index build (default: 0, no limit)
   --dry-run              print the plan, change nothing (up, down)
   --json                 print JSON instead of text
   --with-sql             status --json: include each migration's SQL text
@@ -64,6 +69,9 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<
         "lock-timeout-ms": { type: "string" },
         "ddl-lock-timeout-ms": { type: "string" },
         "statement-timeout-ms": { type: "string" },
+        "retry-attempts": { type: "string" },
+        "retry-max-ms": { type: "string" },
+        "index-build-timeout-ms": { type: "string" },
         to: { type: "string" },
         steps: { type: "string" },
         version: { type: "string" },
@@ -139,12 +147,19 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<
       lockTimeoutMs: milliseconds(values, "lock-timeout-ms"),
       ddlLockTimeoutMs: milliseconds(values, "ddl-lock-timeout-ms"),
       statementTimeoutMs: milliseconds(values, "statement-timeout-ms"),
+      indexBuildTimeoutMs: milliseconds(values, "index-build-timeout-ms"),
+    };
+    const retry = {
+      attempts: milliseconds(values, "retry-attempts"),
+      maxMs: milliseconds(values, "retry-max-ms"),
     };
 
     const dir = resolve(values.dir);
     const migrations = sqlMigrations(dir);
     if (migrations.length === 0) throw new UsageError(`no <version>_<name>.up.sql files in ${dir}`);
-    const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
+    // The run holds one connection; the second, opened only if a migration waits on a table lock for
+    // half the DDL lock timeout, watches that wait to name the relation (see lock-wait.ts).
+    const sql = postgres(url, { max: 2, onnotice: () => {}, connect_timeout: 10 });
     try {
       const migrator = createMigrator({
         sql,
@@ -152,6 +167,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<
         ...(values.schema === undefined ? {} : { schema: values.schema }),
         ...(values.table === undefined ? {} : { table: values.table }),
         ...Object.fromEntries(Object.entries(timeouts).filter(([, value]) => value !== undefined)),
+        retry: Object.fromEntries(Object.entries(retry).filter(([, value]) => value !== undefined)),
       });
       if (command === "status") {
         const status = await migrator.status();
@@ -192,12 +208,18 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<
   }
 }
 
-/** A `--*-ms` option as a number; digits only, so `1e3`, `0x10` or `-1` are refused as written. */
+/**
+ * A `--*-ms` (or other count) option as a number; digits only, so `1e3`, `0x10` or `-1` are refused as
+ * written. The migrator checks the range.
+ */
 function milliseconds(values: Record<string, unknown>, flag: string): number | undefined {
   const text = values[flag];
   if (text === undefined) return undefined;
   if (typeof text !== "string" || !/^\d{1,16}$/.test(text)) {
-    throw new UsageError(`--${flag} needs a whole number of milliseconds, got ${JSON.stringify(text)}`);
+    const unit = flag.endsWith("-ms") ? "milliseconds" : "";
+    throw new UsageError(
+      `--${flag} needs a whole number${unit && ` of ${unit}`}, got ${JSON.stringify(text)}`,
+    );
   }
   return Number(text);
 }

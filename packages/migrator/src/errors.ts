@@ -12,7 +12,8 @@ export type MigratorErrorCode =
   | "CHECKSUM_MISMATCH"
   | "UNKNOWN_APPLIED_VERSION"
   | "OUT_OF_ORDER"
-  | "IRREVERSIBLE";
+  | "IRREVERSIBLE"
+  | "INDEX_BUILD_FAILED";
 
 export abstract class MigratorError extends Error {
   abstract readonly code: MigratorErrorCode;
@@ -113,18 +114,57 @@ export class DdlLockTimeoutError extends MigrationStepError {
   readonly code = "DDL_LOCK_TIMEOUT";
   /** `ddlLockTimeoutMs` of the run; `null` when the step ran outside a transaction under the session's own setting. */
   readonly timeoutMs: number | null;
-  /** The relation PostgreSQL names in the error, when it names one (a plain lock timeout does not). */
+  /**
+   * The relation the migration waited for, as seen while it waited (or as PostgreSQL names it in the
+   * error); `null` when neither told (a wait shorter than a sample, a row lock).
+   */
   readonly relation: string | null;
+  /** How many times the run tried this step (see `MigratorOptions.retry`). */
+  readonly attempts: number;
 
-  constructor(details: StepFailure & { timeoutMs: number | null }) {
-    const relation = relationOf(details.cause);
+  constructor(
+    details: StepFailure & { timeoutMs: number | null; relation?: string | null; attempts?: number },
+  ) {
+    const relation = details.relation ?? relationOf(details.cause);
+    const attempts = details.attempts ?? 1;
     const waited = details.timeoutMs === null ? "its lock timeout" : `${details.timeoutMs} ms`;
+    const tries = attempts === 1 ? "" : ` (each of ${attempts} attempts)`;
     super(
       details,
-      `could not lock ${relation ?? "a relation it changes"} within ${waited} while running ${details.direction}: another session holds a conflicting lock; retry when that session is done`,
+      `could not lock ${relation ?? "a relation it changes"} within ${waited}${tries} while running ${details.direction}: another session holds a conflicting lock; retry when that session is done`,
     );
     this.timeoutMs = details.timeoutMs;
     this.relation = relation;
+    this.attempts = attempts;
+  }
+}
+
+/**
+ * A concurrent index build of a `transaction: false` migration failed on its last attempt; the migration
+ * fails with it as its `cause`. Says what became of the INVALID index the build left: dropped, left to
+ * another session building it, not droppable (and why), or never identified (an unnamed index).
+ */
+export class IndexBuildError extends MigratorError {
+  readonly code = "INDEX_BUILD_FAILED";
+  /** The statement, e.g. `CREATE INDEX CONCURRENTLY users_email_idx`. */
+  readonly statement: string;
+  readonly attempts: number;
+  /** INVALID indexes the build left that are still there (`schema.index`). */
+  readonly left: readonly string[];
+
+  constructor(details: {
+    statement: string;
+    attempts: number;
+    cause: unknown;
+    cleanup: string;
+    left: readonly string[];
+  }) {
+    const reason = details.cause instanceof Error ? details.cause.message : String(details.cause);
+    const tries = details.attempts === 1 ? "" : ` after ${details.attempts} attempts`;
+    super(`${details.statement} failed${tries} (${reason}); ${details.cleanup}`, { cause: details.cause });
+    this.statement = details.statement;
+    this.attempts = details.attempts;
+    this.left = details.left;
   }
 }
 

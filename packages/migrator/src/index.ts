@@ -10,6 +10,7 @@ export {
   ChecksumMismatchError,
   DdlLockTimeoutError,
   DuplicateVersionError,
+  IndexBuildError,
   InvalidVersionError,
   IrreversibleMigrationError,
   LockTimeoutError,
@@ -30,6 +31,7 @@ export {
 } from "./lint/lint.js";
 export { type LintRule, type LintRuleId, type LintSeverity, lintRules } from "./lint/rules.js";
 export { createMigrator } from "./migrator.js";
+export { DEFAULT_RETRY, MAX_RETRY_ATTEMPTS, MAX_RETRY_WAIT_MS, type RetryOptions } from "./retry.js";
 export { sqlMigrations } from "./sql-files.js";
 export type {
   AppliedMigration,

@@ -33,7 +33,7 @@ export async function reserveConnection(sql: AnySql, deadline: number, timeoutMs
 
 /**
  * Takes the session-level advisory lock for `where` on `connection`, polling until `deadline`.
- * Returns how long it waited. Session-level, so it survives the run's commits and is released by
+ * Returns how long it waited, and the backend's pid (for watching its lock waits, see `lock-wait.ts`). Session-level, so it survives the run's commits and is released by
  * `releaseLock` or, if the process dies, by the server when the connection drops.
  */
 export async function acquireLock(
@@ -42,14 +42,14 @@ export async function acquireLock(
   deadline: number,
   timeoutMs: number,
   onWait: () => void,
-): Promise<number> {
+): Promise<{ waitedMs: number; pid: number }> {
   const started = Date.now();
   const key = `${where.schema}.${where.table}`;
   let delay = FIRST_RETRY_MS;
   for (let attempt = 0; ; attempt++) {
-    const [row] = await connection<{ locked: boolean }[]>`
-      select pg_try_advisory_lock(hashtext(${NAMESPACE}), hashtext(${key})) as locked`;
-    if (row?.locked) return Date.now() - started;
+    const [row] = await connection<{ locked: boolean; pid: number }[]>`
+      select pg_try_advisory_lock(hashtext(${NAMESPACE}), hashtext(${key})) as locked, pg_backend_pid() as pid`;
+    if (row?.locked) return { waitedMs: Date.now() - started, pid: row.pid };
     if (attempt === 0) onWait();
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new LockTimeoutError(timeoutMs);

@@ -281,6 +281,17 @@ describe("createMigrator options", () => {
     ["ddlLockTimeoutMs", { ddlLockTimeoutMs: "5000" as unknown as number }],
     ["statementTimeoutMs", { statementTimeoutMs: 2 ** 31 }],
     ["statementTimeoutMs", { statementTimeoutMs: Number.POSITIVE_INFINITY }],
+    ["indexBuildTimeoutMs", { indexBuildTimeoutMs: -1 }],
+    ["retry", { retry: true as never }],
+    ["retry", { retry: null as never }],
+    ["retry", { retry: { attemps: 3 } as never }],
+    ["retry", { retry: { toString: 3 } as never }],
+    ["retry.attempts", { retry: { attempts: 0 } }],
+    ["retry.attempts", { retry: { attempts: 101 } }],
+    ["retry.attempts", { retry: { attempts: 2.5 } }],
+    ["retry.baseMs", { retry: { baseMs: -1 } }],
+    ["retry.maxMs", { retry: { maxMs: Number.NaN } }],
+    ["retry.maxMs", { retry: { maxMs: 3_600_001 } }],
     // The logger before the shared shape (a function of events) is refused rather than ignored.
     ["logger", { logger: (() => {}) as never }],
   ])("rejects a bad %s before any SQL is built", (option, extra) => {

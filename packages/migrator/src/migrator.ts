@@ -7,6 +7,7 @@ import { validateIdentifier } from "./identifier.js";
 import { invalidIndexes } from "./indexes.js";
 import { acquireLock, releaseLock, reserveConnection } from "./lock.js";
 import { planMigration, resolveTarget } from "./plan.js";
+import { retryOption } from "./retry.js";
 import { runPlan } from "./runner.js";
 import type {
   MigrateOptions,
@@ -61,6 +62,8 @@ export function createMigrator(options: MigratorOptions): Migrator {
     options.statementTimeoutMs === undefined
       ? undefined
       : timeoutOption("statementTimeoutMs", options.statementTimeoutMs);
+  const retry = retryOption(options.retry);
+  const indexBuildTimeoutMs = timeoutOption("indexBuildTimeoutMs", options.indexBuildTimeoutMs ?? 0);
   const logger = loggerOption(options.logger, "migrator");
   const catalog = buildCatalog(options.migrations);
   const latest = catalog[catalog.length - 1] as CatalogEntry;
@@ -101,7 +104,7 @@ export function createMigrator(options: MigratorOptions): Migrator {
     const deadline = Date.now() + lockTimeoutMs;
     const connection = await reserveConnection(sql, deadline, lockTimeoutMs);
     try {
-      const waitedMs = await acquireLock(connection, where, deadline, lockTimeoutMs, () =>
+      const { waitedMs, pid } = await acquireLock(connection, where, deadline, lockTimeoutMs, () =>
         log({ level: "info", event: "lock_waiting", ...where }),
       );
       log({ level: "info", event: "lock_acquired", ...where, waitedMs });
@@ -121,6 +124,10 @@ export function createMigrator(options: MigratorOptions): Migrator {
             log,
             ddlLockTimeoutMs,
             statementTimeoutMs,
+            retry,
+            indexBuildTimeoutMs,
+            pool: sql,
+            pid,
             onConnectionLost: () => {
               connectionLost = true;
             },

@@ -1,6 +1,8 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type postgres from "postgres";
 import { type RunnableMigration, Umzug, type UmzugStorage } from "umzug";
 import type { CatalogEntry } from "./catalog.js";
+import { withIndexBuilds } from "./concurrent-index.js";
 import { isConnectionLost } from "./connection-lost.js";
 import { DdlLockTimeoutError, MigrationFailedError } from "./errors.js";
 import {
@@ -11,8 +13,10 @@ import {
   writeHistory,
 } from "./history.js";
 import { invalidIndexes } from "./indexes.js";
+import { type LockWait, watchLockWaits } from "./lock-wait.js";
 import type { Plan } from "./plan.js";
-import type { AppliedMigration, MigrationDirection, MigratorEvent } from "./types.js";
+import { type RetryPolicy, retryDelayMs } from "./retry.js";
+import type { AnySql, AppliedMigration, MigrationDirection, MigratorEvent } from "./types.js";
 
 type Connection = postgres.ISql;
 interface RunContext {
@@ -53,6 +57,21 @@ class BufferedHistoryStorage implements UmzugStorage<RunContext> {
       checksum: entry.checksum,
       execution_ms: Math.round(this.durations.get(version) ?? 0),
     });
+  }
+
+  /** What a rolled-back transaction must forget: the state to go back to before retrying it. */
+  checkpoint(): () => void {
+    const executed = [...this.executedVersions];
+    const inserted = [...this.inserted];
+    const deleted = [...this.deleted];
+    const olderTable = this.olderTable;
+    return () => {
+      this.executedVersions.clear();
+      for (const version of executed) this.executedVersions.add(version);
+      this.inserted = inserted;
+      this.deleted = deleted;
+      this.olderTable = olderTable;
+    };
   }
 
   async unlogMigration({ name: version }: { name: string }): Promise<void> {
@@ -96,6 +115,12 @@ export interface RunOptions {
   readonly statementTimeoutMs: number | undefined;
   /** Called when the run's own connection turns out to be gone: nothing more may be sent on it. */
   readonly onConnectionLost: () => void;
+  readonly retry: RetryPolicy;
+  /** `statement_timeout` of each concurrent index build (0: none). */
+  readonly indexBuildTimeoutMs: number;
+  /** The pool the run's connection came from and that connection's backend pid: to watch its lock waits. */
+  readonly pool: AnySql;
+  readonly pid: number;
 }
 
 // SQLSTATE lock_not_available: a lock_timeout expired (or a NOWAIT lock was refused).
@@ -119,7 +144,16 @@ export async function runPlan(options: RunOptions): Promise<void> {
     const started = performance.now();
     try {
       const step = direction === "up" ? entry.migration.up : entry.migration.down;
-      await step?.({ sql: connection, schema: where.schema, version, name });
+      // Outside a transaction, a concurrent index build cleans up after itself (see concurrent-index.ts).
+      const sql = entry.transactional
+        ? connection
+        : withIndexBuilds(connection, {
+            retry: options.retry,
+            timeoutMs: options.indexBuildTimeoutMs,
+            version,
+            log,
+          });
+      await step?.({ sql, schema: where.schema, version, name });
     } catch (error) {
       failed.step = { entry, error };
       throw error;
@@ -151,6 +185,7 @@ export async function runPlan(options: RunOptions): Promise<void> {
   const statementTimeout =
     options.statementTimeoutMs === undefined ? null : String(options.statementTimeoutMs);
 
+  let lostConnection = false;
   /**
    * Undoes what a failed segment left on the run's connection, and lists the INVALID indexes a failed
    * non-transactional step left. A query failing here with a lost connection is the run's own connection
@@ -165,7 +200,10 @@ export async function runPlan(options: RunOptions): Promise<void> {
       await connection`reset search_path`;
       return await invalidIndexes(connection, where.schema);
     } catch (error) {
-      if (isConnectionLost(error)) options.onConnectionLost();
+      if (isConnectionLost(error)) {
+        lostConnection = true;
+        options.onConnectionLost();
+      }
       return [];
     }
   };
@@ -173,48 +211,86 @@ export async function runPlan(options: RunOptions): Promise<void> {
   for (const segment of segments(plan.steps)) {
     const versions = segment.map((e) => e.version.text);
     const transactional = segment[0]?.transactional === true;
-    failed = {};
-    try {
-      if (transactional) {
-        await connection`begin`;
-        // One statement: the schema and the timeouts, all undone by the commit or rollback.
-        await connection`select set_config('search_path', quote_ident(${where.schema}), true),
-          set_config('lock_timeout', ${String(ddlLockTimeoutMs)}, true),
-          set_config('statement_timeout', coalesce(${statementTimeout}, current_setting('statement_timeout')), true)`;
+    // A transaction that hit its lock timeout left nothing behind: forget its history rows and run it
+    // again from its start, still on this connection and so under the run's advisory lock.
+    const restore = storage.checkpoint();
+    const historyExisted = historyExists;
+    for (let attempt = 1; ; attempt++) {
+      failed = {};
+      // Lock timeouts name no relation: watch the wait to name it (half the timeout: any full wait is seen).
+      const watch =
+        transactional && ddlLockTimeoutMs > 0
+          ? watchLockWaits(options.pool, options.pid, Math.ceil(ddlLockTimeoutMs / 2))
+          : null;
+      try {
+        if (transactional) {
+          await connection`begin`;
+          // One statement: the schema and the timeouts, all undone by the commit or rollback.
+          await connection`select set_config('search_path', quote_ident(${where.schema}), true),
+            set_config('lock_timeout', ${String(ddlLockTimeoutMs)}, true),
+            set_config('statement_timeout', coalesce(${statementTimeout}, current_setting('statement_timeout')), true)`;
+        }
+        if (!historyExists) await createHistory(connection, where);
+        historyExists = true;
+        if (!transactional) await connection`set search_path to ${connection(where.schema)}`;
+        if (direction === "up") await umzug.up({ migrations: versions });
+        else await umzug.down({ migrations: versions });
+        await storage.flush(connection, where);
+        if (transactional) await connection`commit`;
+        else await connection`reset search_path`;
+        watch?.stop();
+        break;
+      } catch (error) {
+        const waited: LockWait | null = watch?.stop() ?? null;
+        // A failure outside a step (history write, commit) is charged to the segment's last migration.
+        const entry = failed.step?.entry ?? (segment[segment.length - 1] as CatalogEntry);
+        const cause = failed.step ? failed.step.error : error;
+        const leftInvalid = await recover(transactional);
+        const lockTimeout = (cause as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE;
+        if (lockTimeout && transactional && attempt < options.retry.attempts && !lostConnection) {
+          restore();
+          historyExists = historyExisted;
+          const delayMs = retryDelayMs(options.retry, attempt);
+          log({
+            level: "warn",
+            event: "retry",
+            version: entry.version.text,
+            versions,
+            attempt,
+            attempts: options.retry.attempts,
+            delayMs,
+            relation: waited?.relation ?? null,
+            blockers: waited?.blockers ?? [],
+          });
+          await sleep(delayMs);
+          continue;
+        }
+        log({
+          level: "error",
+          event: "failed",
+          version: entry.version.text,
+          direction,
+          message: cause instanceof Error ? cause.message : String(cause),
+        });
+        const failure = {
+          version: entry.version.text,
+          name: entry.name,
+          direction,
+          committed,
+          invalidIndexes: leftInvalid,
+          cause,
+        };
+        if (lockTimeout) {
+          const timeoutMs = transactional && ddlLockTimeoutMs > 0 ? ddlLockTimeoutMs : null;
+          throw new DdlLockTimeoutError({
+            ...failure,
+            timeoutMs,
+            relation: waited?.relation ?? null,
+            attempts: attempt,
+          });
+        }
+        throw new MigrationFailedError(failure);
       }
-      if (!historyExists) await createHistory(connection, where);
-      historyExists = true;
-      if (!transactional) await connection`set search_path to ${connection(where.schema)}`;
-      if (direction === "up") await umzug.up({ migrations: versions });
-      else await umzug.down({ migrations: versions });
-      await storage.flush(connection, where);
-      if (transactional) await connection`commit`;
-      else await connection`reset search_path`;
-    } catch (error) {
-      // A failure outside a step (history write, commit) is charged to the segment's last migration.
-      const entry = failed.step?.entry ?? (segment[segment.length - 1] as CatalogEntry);
-      const cause = failed.step ? failed.step.error : error;
-      const leftInvalid = await recover(transactional);
-      log({
-        level: "error",
-        event: "failed",
-        version: entry.version.text,
-        direction,
-        message: cause instanceof Error ? cause.message : String(cause),
-      });
-      const failure = {
-        version: entry.version.text,
-        name: entry.name,
-        direction,
-        committed,
-        invalidIndexes: leftInvalid,
-        cause,
-      };
-      if ((cause as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE) {
-        const timeoutMs = transactional && ddlLockTimeoutMs > 0 ? ddlLockTimeoutMs : null;
-        throw new DdlLockTimeoutError({ ...failure, timeoutMs });
-      }
-      throw new MigrationFailedError(failure);
     }
     committed.push(...versions);
     log({ level: "info", event: "committed", versions });

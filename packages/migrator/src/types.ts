@@ -1,5 +1,6 @@
 import type { LoggerOption } from "@agent-platform/common";
 import type postgres from "postgres";
+import type { RetryOptions } from "./retry.js";
 
 /**
  * The connection a migration runs on: the run's reserved connection, inside the run's transaction
@@ -77,6 +78,32 @@ export type MigratorEvent =
       durationMs: number;
     }
   | { level: "info"; event: "committed"; versions: string[] }
+  | {
+      /** A transaction hit its lock timeout; it was rolled back and runs again after `delayMs`. */
+      level: "warn";
+      event: "retry";
+      /** The migration that waited (the transaction re-runs from its first migration). */
+      version: string;
+      versions: string[];
+      attempt: number;
+      attempts: number;
+      delayMs: number;
+      /** The relation it waited for and the pids holding it, when seen (see `DdlLockTimeoutError.relation`). */
+      relation: string | null;
+      blockers: number[];
+    }
+  | {
+      /** A concurrent index build failed; the INVALID indexes it left were dropped and it runs again. */
+      level: "warn";
+      event: "index_build_retry";
+      version: string;
+      statement: string;
+      attempt: number;
+      attempts: number;
+      delayMs: number;
+      dropped: string[];
+      message: string;
+    }
   | { level: "error"; event: "failed"; version: string; direction: MigrationDirection; message: string }
   | { level: "warn"; event: "unlock_failed"; message: string };
 
@@ -96,7 +123,8 @@ export interface MigratorOptions {
   readonly lockTimeoutMs?: number;
   /**
    * `lock_timeout` of each transaction of the run: how long a migration's statement may wait for a lock
-   * on a table before the run fails with `DdlLockTimeoutError`. `0` waits forever. Default 5 000.
+   * on a table before its transaction is rolled back and retried (see `retry`), and after the last attempt
+   * the run fails with `DdlLockTimeoutError`. `0` waits forever. Default 5 000.
    * `transaction: false` migrations run under the session's own setting instead.
    */
   readonly ddlLockTimeoutMs?: number;
@@ -105,6 +133,19 @@ export interface MigratorOptions {
    * `transaction: false` migrations run under the session's own setting instead.
    */
   readonly statementTimeoutMs?: number;
+  /**
+   * Retries of what another session's lock made fail. A transaction that hits `ddlLockTimeoutMs` is rolled
+   * back and run again from its start, still under the run's advisory lock, after an exponential wait with
+   * jitter; a concurrent index build that fails has the INVALID index it left dropped and runs again.
+   * Nothing else is retried. `false`: one attempt. Default `{ attempts: 4, baseMs: 500, maxMs: 10_000 }`.
+   */
+  readonly retry?: RetryOptions | false;
+  /**
+   * `statement_timeout` of each concurrent index build (`CREATE INDEX CONCURRENTLY`, `REINDEX …
+   * CONCURRENTLY`) of a `transaction: false` migration; its `lock_timeout` is 0 meanwhile (the build's
+   * waits for older transactions are lock waits). `0`: no limit. Default 0.
+   */
+  readonly indexBuildTimeoutMs?: number;
   /** Where the run's events go (`MigratorEvent`): pino, `console`, any logger with the four levels. Default: silent. */
   readonly logger?: LoggerOption;
 }

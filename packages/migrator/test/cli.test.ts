@@ -51,6 +51,14 @@ describe("platform-migrate without a database", () => {
       ["up", "--statement-timeout-ms=-5", "--database-url", "postgres://x@127.0.0.1/x"],
       /--statement-timeout-ms needs a whole number of milliseconds, got "-5"/,
     ],
+    [
+      ["up", "--retry-attempts", "two", "--database-url", "postgres://x@127.0.0.1/x"],
+      /--retry-attempts needs a whole number, got "two"/,
+    ],
+    [
+      ["up", "--retry-max-ms", "0x10", "--database-url", "postgres://x@127.0.0.1/x"],
+      /--retry-max-ms needs a whole number of milliseconds, got "0x10"/,
+    ],
   ])("exits 2 with the usage for %j", async (args, message) => {
     const run = await cli(args);
     expect(run.code).toBe(2);
@@ -73,6 +81,23 @@ describe("platform-migrate without a database", () => {
         message: `\`${option}\` must be a whole number of milliseconds from 0 to 2147483647; got 2147483648`,
       },
     });
+  });
+
+  it.each([
+    ["--retry-attempts", "0", "`retry.attempts` must be a whole number from 1 to 100; got 0"],
+    ["--retry-attempts", "101", "`retry.attempts` must be a whole number from 1 to 100; got 101"],
+    ["--retry-max-ms", "3600001", "`retry.maxMs` must be a whole number from 0 to 3600000; got 3600001"],
+    [
+      "--index-build-timeout-ms",
+      "2147483648",
+      "`indexBuildTimeoutMs` must be a whole number of milliseconds from 0 to 2147483647; got 2147483648",
+    ],
+  ])("exits 1 with CONFIG_INVALID for %s %s", async (flag, value, message) => {
+    const run = await cli(["up", "--json", flag, value, "--dir", dir], {
+      DATABASE_URL: "postgres://postgres@127.0.0.1:1/none",
+    });
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stderr)).toEqual({ error: { code: "CONFIG_INVALID", message } });
   });
 
   it("exits 1 with the shared configuration error's code for options the migrator refuses", async () => {
@@ -281,12 +306,21 @@ describe.skipIf(!TEST_DATABASE_URL)("platform-migrate end to end on real Postgre
           "--json",
           "--ddl-lock-timeout-ms",
           "300",
+          "--retry-attempts",
+          "2",
+          "--retry-max-ms",
+          "50",
           ...common.map((arg) => (arg === dir ? altering : arg)),
         ]);
         expect(run.code).toBe(1);
         const { error } = JSON.parse(run.stderr);
         expect(error.code).toBe("DDL_LOCK_TIMEOUT");
-        expect(error.message).toMatch(/^Migration 1\.1\.0 \(email\) could not lock .* within 300 ms/);
+        // The relation is named from a second connection that watched the wait.
+        expect(error.message).toMatch(
+          new RegExp(
+            `^Migration 1\\.1\\.0 \\(email\\) could not lock ${schema}\\.users within 300 ms \\(each of 2 attempts\\)`,
+          ),
+        );
       } finally {
         rmSync(altering, { recursive: true, force: true });
       }
@@ -297,7 +331,7 @@ describe.skipIf(!TEST_DATABASE_URL)("platform-migrate end to end on real Postgre
     expect(await historyVersions(sql, schema)).toEqual(["1.0.0"]);
   });
 
-  it("names the INVALID index of a failed concurrent build in the error and in status", async () => {
+  it("drops the INVALID index of a failed concurrent build and names it in the error", async () => {
     const { url } = current();
     const schema = freshSchema();
     const indexing = mkdtempSync(join(tmpdir(), "migrator-cli-index-"));
@@ -311,16 +345,23 @@ describe.skipIf(!TEST_DATABASE_URL)("platform-migrate end to end on real Postgre
         "-- platform-migrate: no-transaction\ncreate unique index concurrently users_id on users (id);",
       );
       const common = ["--dir", indexing, "--schema", schema, "--database-url", url];
-      const run = await cli(["up", ...common]);
+      const run = await cli(["up", "--retry-attempts", "2", "--retry-max-ms", "20", ...common]);
       expect(run.code).toBe(1);
-      expect(run.stderr).toContain(`INVALID indexes left in the schema: ${schema}.users_id`);
+      expect(run.stderr).toContain(
+        `CREATE INDEX CONCURRENTLY users_id failed after 2 attempts (could not create unique index "users_id"); the INVALID index it left (${schema}.users_id) was dropped`,
+      );
+      const json = JSON.parse((await cli(["status", "--json", ...common])).stdout);
+      expect(json.invalidIndexes).toEqual([]);
 
+      // One left by hand (outside the migrator) is listed, with the fix.
+      const { sql } = current();
+      await expect(
+        sql.unsafe(`create unique index concurrently users_id on ${schema}.users (id)`),
+      ).rejects.toMatchObject({ code: "23505" });
       const text = await cli(["status", ...common]);
       expect(text.stdout).toMatch(
         new RegExp(`invalid indexes \\(.*DROP INDEX CONCURRENTLY.*\\):\\n {2}${schema}\\.users_id`),
       );
-      const json = JSON.parse((await cli(["status", "--json", ...common])).stdout);
-      expect(json.invalidIndexes).toEqual([`${schema}.users_id`]);
     } finally {
       rmSync(indexing, { recursive: true, force: true });
     }

@@ -1,0 +1,65 @@
+import { configError } from "./config-error.js";
+
+/** How a run retries what another session's lock made fail; see `MigratorOptions.retry`. */
+export interface RetryOptions {
+  /** Tries in all, the first included (1: no retry). Default 4. */
+  readonly attempts?: number;
+  /** The first wait; each further wait doubles it, up to `maxMs`. Default 500. */
+  readonly baseMs?: number;
+  /** The longest wait between two attempts. Default 10 000. */
+  readonly maxMs?: number;
+}
+
+export interface RetryPolicy {
+  readonly attempts: number;
+  readonly baseMs: number;
+  readonly maxMs: number;
+}
+
+/** What a run does when `retry` is not given. */
+export const DEFAULT_RETRY: RetryPolicy = { attempts: 4, baseMs: 500, maxMs: 10_000 };
+/** More tries than this only stretch an outage: each one waits a full lock timeout first. */
+export const MAX_RETRY_ATTEMPTS = 100;
+/** The longest `baseMs`/`maxMs`: a wait between attempts longer than an hour is a deploy that should fail. */
+export const MAX_RETRY_WAIT_MS = 3_600_000;
+
+/** The validated `retry` option: `false` is one attempt, anything not set takes its default. */
+export function retryOption(value: RetryOptions | false | undefined): RetryPolicy {
+  if (value === undefined) return DEFAULT_RETRY;
+  if (value === false) return { ...DEFAULT_RETRY, attempts: 1 };
+  if (typeof value !== "object" || value === null) {
+    throw configError("`retry` must be false or an object { attempts, baseMs, maxMs }", "retry");
+  }
+  const unknown = Object.keys(value).find((key) => !Object.hasOwn(DEFAULT_RETRY, key));
+  if (unknown !== undefined) {
+    throw configError(
+      `\`retry\` has an unknown key ${JSON.stringify(unknown)}; expected attempts, baseMs or maxMs`,
+      "retry",
+    );
+  }
+  const whole = (name: keyof RetryOptions, min: number, max: number): number => {
+    const given = value[name];
+    if (given === undefined) return DEFAULT_RETRY[name];
+    if (typeof given !== "number" || !Number.isSafeInteger(given) || given < min || given > max) {
+      throw configError(
+        `\`retry.${name}\` must be a whole number from ${min} to ${max}; got ${String(given)}`,
+        `retry.${name}`,
+      );
+    }
+    return given;
+  };
+  return {
+    attempts: whole("attempts", 1, MAX_RETRY_ATTEMPTS),
+    baseMs: whole("baseMs", 0, MAX_RETRY_WAIT_MS),
+    maxMs: whole("maxMs", 0, MAX_RETRY_WAIT_MS),
+  };
+}
+
+/**
+ * The wait after failed attempt `attempt` (1-based): exponential up to `maxMs`, half of it random ("equal
+ * jitter"), so runs that failed together do not come back together, and none comes back at once.
+ */
+export function retryDelayMs(policy: RetryPolicy, attempt: number, random: () => number = Math.random) {
+  const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.min(attempt - 1, 30));
+  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+}
