@@ -17,3 +17,36 @@ export const unwrap = (node: unknown): [string, Node] => {
 /** The `sval`s of a list of `{ String: { sval } }` nodes. */
 export const strings = (value: unknown): string[] =>
   list(value).map((item) => String(field(field(item, "String"), "sval") ?? ""));
+/** The last name of a qualified name list (`pg_catalog.int4` -> `int4`). */
+export const lastName = (value: unknown): string => strings(value).at(-1) ?? "";
+
+/** Every `{ kind: body }` node under `node` (the node itself included), depth first. */
+export function findNodes(node: unknown, kind: string): Node[] {
+  const found: Node[] = [];
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) {
+      for (const item of value) visit(item);
+    } else if (typeof value === "object" && value !== null) {
+      for (const [key, child] of Object.entries(value as Node)) {
+        if (key === kind && typeof child === "object" && child !== null) found.push(child as Node);
+        visit(child);
+      }
+    }
+  };
+  visit(node);
+  return found;
+}
+
+/** A DefElem option list's entry `name`: absent, on (no value or a true value), or off (`false`, `off`, 0). */
+export function option(options: unknown, name: string): "absent" | "on" | "off" {
+  const element = list(options)
+    .map((item) => field(item, "DefElem") as Node | undefined)
+    .find((item) => item?.defname === name);
+  if (!element) return "absent";
+  if (element.arg === undefined) return "on";
+  const [kind, value] = unwrap(element.arg);
+  const text = String(
+    kind === "Integer" ? (value.ival ?? 0) : (value.sval ?? value.boolval ?? ""),
+  ).toLowerCase();
+  return ["false", "off", "0", "no"].includes(text) ? "off" : "on";
+}
