@@ -15,14 +15,6 @@ export {
   UnknownAppliedVersionError,
   UnknownVersionError,
 } from "./errors.js";
-export {
-  type LintFinding,
-  type LintOptions,
-  type LintReport,
-  lint,
-  MAX_LINT_FILE_BYTES,
-} from "./lint/lint.js";
-export { type LintRule, type LintRuleId, type LintSeverity, lintRules } from "./lint/rules.js";
 export { createMigrator } from "./migrator.js";
 export { sqlMigrations } from "./sql-files.js";
 export type {

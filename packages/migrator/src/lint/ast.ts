@@ -20,20 +20,22 @@ export const strings = (value: unknown): string[] =>
 /** The last name of a qualified name list (`pg_catalog.int4` -> `int4`). */
 export const lastName = (value: unknown): string => strings(value).at(-1) ?? "";
 
-/** Every `{ kind: body }` node under `node` (the node itself included), depth first. */
+/**
+ * Every `{ kind: body }` node under `node` (the node itself included), in document order. Iterative: a
+ * parse tree can nest thousands deep (an expression in parentheses), deeper than the call stack.
+ */
 export function findNodes(node: unknown, kind: string): Node[] {
   const found: Node[] = [];
-  const visit = (value: unknown): void => {
-    if (Array.isArray(value)) {
-      for (const item of value) visit(item);
-    } else if (typeof value === "object" && value !== null) {
-      for (const [key, child] of Object.entries(value as Node)) {
-        if (key === kind && typeof child === "object" && child !== null) found.push(child as Node);
-        visit(child);
-      }
-    }
-  };
-  visit(node);
+  const pending: [string, unknown][] = [["", node]];
+  for (let entry = pending.pop(); entry !== undefined; entry = pending.pop()) {
+    const [key, value] = entry;
+    if (typeof value !== "object" || value === null) continue;
+    if (key === kind && !Array.isArray(value)) found.push(value as Node);
+    const children: [string, unknown][] = Array.isArray(value)
+      ? value.map((item) => ["", item])
+      : Object.entries(value as Node);
+    for (let i = children.length - 1; i >= 0; i--) pending.push(children[i] as [string, unknown]);
+  }
   return found;
 }
 

@@ -162,6 +162,11 @@ const cases: [LintRuleId, string, string, boolean?, LintOptions?][] = [
   ],
   ["ban-truncate-cascade", "truncate accounts cascade;", "truncate accounts;"],
   [
+    "ban-duplicate-column-assignments",
+    "update accounts set tags[1] = 'a', tags[1] = 'b';",
+    "update accounts set tags[1] = 'a', tags[2] = 'b', tags[i] = 'c', tags[i] = 'd';",
+  ],
+  [
     "prefer-robust-stmts",
     "create index concurrently accounts_email_idx on accounts (email);",
     "create index concurrently if not exists accounts_email_idx on accounts (email);",
@@ -434,6 +439,22 @@ describe("lint positions", () => {
   it("nesting deeper than the parser's stack is a parse error, not a crash", async () => {
     const report = await lintOne(`select ${"(".repeat(20_000)}1${")".repeat(20_000)};`);
     expect(report.findings).toMatchObject([{ rule: "parse-error", line: 1 }]);
+  });
+
+  it("an expression nested as deep as the parser takes is linted, not a stack overflow", async () => {
+    const deep = `${"(1 + ".repeat(3000)}1${")".repeat(3000)}`;
+    for (const sql of [
+      `alter table accounts add column a bigint default ${deep};`,
+      `update accounts set a[${deep}] = 1, b = ${deep};`,
+      `create view v as select ${deep} as x;`,
+    ]) {
+      const report = await lintOne(sql);
+      expect(rulesOf(report), sql.slice(0, 40)).not.toContain("parse-error");
+    }
+    // Past the depth it follows, a default counts as possibly volatile.
+    expect(rulesOf(await lintOne(`alter table accounts add column a bigint default ${deep};`))).toContain(
+      "adding-field-with-default",
+    );
   });
 
   it("an unterminated string is a parse error too", async () => {

@@ -4,7 +4,7 @@ import { DEFAULT_DDL_LOCK_TIMEOUT_MS, timeoutOption } from "../migrator.js";
 import { sqlMigrations } from "../sql-files.js";
 import { compareVersions, parseVersion } from "../version.js";
 import { unwrap } from "./ast.js";
-import { parseSql } from "./parser.js";
+import { parser, parseSql } from "./parser.js";
 import { SourcePositions } from "./positions.js";
 import type { LintRule } from "./rule.js";
 import { type LintRuleId, type LintSeverity, lintRules, ruleById } from "./rules.js";
@@ -124,6 +124,8 @@ export async function lint(dir: string, options: LintOptions = {}): Promise<Lint
     .filter(({ version }) => after === undefined || compareVersions(version, after) > 0)
     .sort((a, b) => compareVersions(a.version, b.version));
   const findings: LintFinding[] = [];
+  // Loaded up front, so that a missing parser is one clear error rather than a finding per file.
+  if (migrations.length > 0) await parser();
   for (const { migration } of migrations) {
     const file = join(dir, `${migration.version}_${migration.name}.up.sql`);
     const source = migration.source ?? "";

@@ -91,12 +91,15 @@ export function tooLongIdentifiers(
       message: `this identifier is longer than ${MAX_IDENTIFIER_BYTES} bytes; PostgreSQL silently cuts it to ${JSON.stringify(name)}`,
     });
   };
-  const walk = (value: unknown, parentKey: string, near: number): void => {
+  // Iterative, like `findNodes`: the tree can nest deeper than the call stack.
+  const pending: [unknown, string, number][] = [[stmt, "", at]];
+  for (let entry = pending.pop(); entry !== undefined; entry = pending.pop()) {
+    const [value, parentKey, near] = entry;
     if (Array.isArray(value)) {
-      for (const item of value) walk(item, parentKey, near);
-      return;
+      for (const item of value) pending.push([item, parentKey, near]);
+      continue;
     }
-    if (typeof value !== "object" || value === null) return;
+    if (typeof value !== "object" || value === null) continue;
     const node = value as Node;
     const here = location(node) ?? near;
     for (const [key, child] of Object.entries(node)) {
@@ -107,10 +110,9 @@ export function tooLongIdentifiers(
       } else if (key === "String" && IDENTIFIER_LISTS.has(parentKey)) {
         tooLong(String(field(child, "sval") ?? ""));
       } else {
-        walk(child, key, here);
+        pending.push([child, key, here]);
       }
     }
-  };
-  walk(stmt, "", at);
+  }
   return findings;
 }

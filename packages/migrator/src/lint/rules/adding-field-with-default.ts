@@ -21,8 +21,13 @@ const NON_VOLATILE_FUNCTIONS = new Map([
   ["make_interval", -1],
 ]);
 
+// Deeper expressions are not followed (and count as volatile): the call stack is bounded.
+const MAX_DEPTH = 64;
+
 /** Whether a DEFAULT expression is known not to be volatile (unknown functions count as volatile). */
-function nonVolatile(expression: unknown): boolean {
+function nonVolatile(expression: unknown, depth = 0): boolean {
+  if (depth > MAX_DEPTH) return false;
+  const inner = (operand: unknown) => nonVolatile(operand, depth + 1);
   const [kind, body] = unwrap(expression);
   switch (kind) {
     case "A_Const":
@@ -30,21 +35,21 @@ function nonVolatile(expression: unknown): boolean {
       return true;
     case "TypeCast":
     case "NullTest":
-      return nonVolatile(body.arg);
+      return inner(body.arg);
     case "A_Expr":
       return [body.lexpr, ...(Array.isArray(body.rexpr) ? body.rexpr : [body.rexpr])].every(
-        (operand) => operand === undefined || nonVolatile(operand),
+        (operand) => operand === undefined || inner(operand),
       );
     case "BoolExpr":
     case "CoalesceExpr":
     case "MinMaxExpr":
-      return list(body.args).every(nonVolatile);
+      return list(body.args).every(inner);
     case "A_ArrayExpr":
-      return list(body.elements).every(nonVolatile);
+      return list(body.elements).every(inner);
     case "FuncCall": {
       const arity = NON_VOLATILE_FUNCTIONS.get(strings(body.funcname).at(-1) ?? "");
       const args = list(body.args);
-      return arity !== undefined && (arity === -1 || arity === args.length) && args.every(nonVolatile);
+      return arity !== undefined && (arity === -1 || arity === args.length) && args.every(inner);
     }
     default:
       return false;

@@ -1,13 +1,23 @@
 import { field, findNodes, lastName, list, location, type Node, strings, unwrap } from "../ast.js";
 import { defineRule } from "../rule.js";
 
-/** A target as a path: `a`, `a.x` -> [a, x], `a[1]` -> [a, <subscript text>]. */
+let unknownSubscripts = 0;
+
+/**
+ * A target as a path: `a` -> [a], `a.x` -> [a, .x], `a[1]` -> [a, [1]]. A subscript that is not a constant
+ * is a step of its own, equal to no other: whether two of them meet is not known before run time.
+ */
 function targetPath(target: Node): string[] {
   return [
     String(target.name),
     ...list(target.indirection).map((step) => {
       const [kind, body] = unwrap(step);
-      return kind === "String" ? `.${String(body.sval)}` : JSON.stringify(step);
+      if (kind === "String") return `.${String(body.sval)}`;
+      const [constKind, constant] = unwrap(field(body, "uidx"));
+      const value = field(constant.ival, "ival") ?? field(constant.sval, "sval");
+      return constKind === "A_Const" && body.lidx === undefined && !body.is_slice
+        ? `[${String(value ?? 0)}]`
+        : `[?${unknownSubscripts++}]`;
     }),
   ];
 }
