@@ -1,8 +1,17 @@
 import { execFile } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { expectEnforcedAuth, type Started, startServer } from "../src/apps.js";
@@ -31,7 +40,9 @@ describe.each(packages)("$name from its tarball", (installed) => {
 // installs the migrator (and messaging, which uses it) to run migrations gets no parser, and the CLI's lint
 // says in one line how to install it.
 describe("a project that never imports ./lint", () => {
-  const dir = join(consumerDir, "without-lint");
+  // Apart from the consumer project, whose node_modules (with every optional peer) Node would find up the tree.
+  const dir = mkdtempSync(join(tmpdir(), "agent-platform-without-lint-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const tarball = (name: string) => {
     const prefix = `agent-platform-${name}-`;
     const file = readdirSync(join(consumerDir, "tarballs")).find((entry) => entry.startsWith(prefix));
@@ -40,7 +51,6 @@ describe("a project that never imports ./lint", () => {
   };
 
   it("installs no libpg-query with the migrator and messaging", async () => {
-    mkdirSync(dir, { recursive: true });
     const dependencies = Object.fromEntries(
       ["common", "migrator", "messaging"].map((name) => [`@agent-platform/${name}`, tarball(name)]),
     );

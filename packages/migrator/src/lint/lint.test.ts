@@ -501,6 +501,29 @@ describe("silences", () => {
     ]);
   });
 
+  it("a silence naming a rule's former id still silences it", async () => {
+    const report = await lintOne(
+      "-- platform-migrate-lint-ignore set-not-null: the table has 12 rows\nalter table accounts alter column email set not null;",
+    );
+    expect(report.findings).toEqual([]);
+    const unused = await lintOne("-- platform-migrate-lint-ignore volatile-default: none here\nselect 1;");
+    expect(unused.findings.map((f) => [f.rule, f.message])).toEqual([
+      ["unused-silence", "adding-field-with-default does not fire on the statement after this silence"],
+    ]);
+  });
+
+  it("enable takes only opt-in rule ids, as an array", async () => {
+    await expect(lintOne("select 1;", true, { enable: ["ban-drop-table"] })).rejects.toMatchObject({
+      code: "CONFIG_INVALID",
+    });
+    await expect(
+      lintOne("select 1;", true, { enable: "require-table-schema" as unknown as [] }),
+    ).rejects.toMatchObject({ code: "CONFIG_INVALID" });
+    await expect(lintOne("select 1;", true, { postgresVersion: 15.5 })).rejects.toMatchObject({
+      code: "CONFIG_INVALID",
+    });
+  });
+
   it("silences the require-lock-timeout finding placed on the statement that needs the timeout", async () => {
     const report = await lintOne(
       "-- platform-migrate-lint-ignore require-lock-timeout, require-statement-timeout, ban-drop-column: the table is tiny\nalter table accounts drop column x;",

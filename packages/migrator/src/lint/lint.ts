@@ -73,6 +73,7 @@ export interface LintSettings extends FileSettings {
 
 /** The rules a run checks: every rule, the opt-in ones when enabled. */
 function activeRules(enable: readonly string[] = []): LintRule[] {
+  if (!Array.isArray(enable)) throw configError("`enable` must be an array of rule ids", "enable");
   for (const id of enable) {
     if (!ruleById(id)?.optIn) {
       throw configError(

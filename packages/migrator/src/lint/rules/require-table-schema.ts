@@ -1,4 +1,4 @@
-import { field } from "../ast.js";
+import { field, list } from "../ast.js";
 import { defineRule } from "../rule.js";
 
 // The statements that name a table; temporary tables live in their own schema.
@@ -20,10 +20,9 @@ export default defineRule({
   check(kind, body, { report }) {
     const relations =
       kind === "DropStmt" && body.removeType === "OBJECT_TABLE"
-        ? (body.objects as unknown[]).map((object) => {
-            const items = field(field(object, "List"), "items") as unknown[];
-            return { schemaname: items.length > 1 ? "given" : undefined, relpersistence: "p" };
-          })
+        ? list(body.objects).map((object) => ({
+            schemaname: list(field(field(object, "List"), "items")).length > 1 ? "given" : undefined,
+          }))
         : [relationOf(kind, body)].filter((relation) => relation !== undefined);
     for (const relation of relations) {
       if (field(relation, "schemaname") === undefined && field(relation, "relpersistence") !== "t") {
