@@ -400,6 +400,39 @@ describe("lint rules", () => {
     expect(rulesOf(report)).toContain("require-concurrent-index-creation");
   });
 
+  it("REINDEX (CONCURRENTLY false) is a plain reindex: fine in a transaction, but not concurrent", async () => {
+    const report = await lintOne("reindex (concurrently false) index a_idx;");
+    expect(rulesOf(report)).not.toContain("ban-concurrent-index-creation-in-transaction");
+    expect(rulesOf(report)).toContain("require-concurrent-reindex");
+    expect(rulesOf(await lintOne("reindex (concurrently) index a_idx;"))).toContain(
+      "ban-concurrent-index-creation-in-transaction",
+    );
+  });
+
+  it("adding-not-nullable-field: SET NOT NULL after a validated CHECK (col IS NOT NULL) is fine from PostgreSQL 12", async () => {
+    const files = {
+      "1.0.0_check.up.sql":
+        "alter table accounts add constraint accounts_email_nn check (email is not null) not valid;",
+      "1.1.0_validate.up.sql": "alter table accounts validate constraint accounts_email_nn;",
+      "1.2.0_set.up.sql": "alter table accounts alter column email set not null;",
+    };
+    expect(rulesOf(await lintFiles(files))).not.toContain("adding-not-nullable-field");
+    expect(rulesOf(await lintFiles(files, { postgresVersion: 11 }))).toContain("adding-not-nullable-field");
+    // Not validated, or about another column: the scan stays.
+    const { "1.1.0_validate.up.sql": _, ...unvalidated } = files;
+    expect(rulesOf(await lintFiles(unvalidated))).toContain("adding-not-nullable-field");
+    const other = { ...files, "1.2.0_set.up.sql": "alter table accounts alter column name set not null;" };
+    expect(rulesOf(await lintFiles(other))).toContain("adding-not-nullable-field");
+  });
+
+  it("constraint-missing-not-valid: VALIDATE in the transaction that added the constraint NOT VALID", async () => {
+    const add = "alter table accounts add constraint c check (id > 0) not valid;";
+    const validate = "alter table accounts validate constraint c;";
+    expect(rulesOf(await lintOne(`${add}\n${validate}`))).toContain("constraint-missing-not-valid");
+    const apart = await lintFiles({ "1.0.0_add.up.sql": add, "1.1.0_validate.up.sql": validate });
+    expect(rulesOf(apart)).not.toContain("constraint-missing-not-valid");
+  });
+
   it("file-too-large: a file over the bound is refused without being parsed", async () => {
     const big = "select 1;\n".repeat(MAX_LINT_FILE_BYTES / 10 + 1);
     const report = await lintOne(big);
