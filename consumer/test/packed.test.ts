@@ -1,7 +1,17 @@
+import { execFile } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, readFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { expectEnforcedAuth, type Started, startServer } from "../src/apps.js";
@@ -22,6 +32,67 @@ describe.each(packages)("$name from its tarball", (installed) => {
   it("contains the repository's LICENSE", () => {
     expect(readFileSync(join(installed.dir, "LICENSE"), "utf8")).toBe(
       readFileSync(join(repoRoot, "LICENSE"), "utf8"),
+    );
+  });
+});
+
+// libpg-query is an optional peer dependency needed only by `@agent-platform/migrator/lint`: a project that
+// installs the migrator (and messaging, which uses it) to run migrations gets no parser, and the CLI's lint
+// says in one line how to install it.
+describe("a project that never imports ./lint", () => {
+  // Apart from the consumer project, whose node_modules (with every optional peer) Node would find up the tree.
+  const dir = mkdtempSync(join(tmpdir(), "agent-platform-without-lint-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const tarball = (name: string) => {
+    const prefix = `agent-platform-${name}-`;
+    const file = readdirSync(join(consumerDir, "tarballs")).find((entry) => entry.startsWith(prefix));
+    if (!file) throw new Error(`no ${prefix}*.tgz in ${consumerDir}/tarballs`);
+    return `file:${join(consumerDir, "tarballs", file)}`;
+  };
+
+  it("installs no libpg-query with the migrator and messaging", async () => {
+    const dependencies = Object.fromEntries(
+      ["common", "migrator", "messaging"].map((name) => [`@agent-platform/${name}`, tarball(name)]),
+    );
+    writeFileSync(
+      join(dir, "package.json"),
+      JSON.stringify({ name: "without-lint", private: true, dependencies }),
+    );
+    await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund"], dir);
+    expect(existsSync(join(dir, "node_modules/@agent-platform/migrator/package.json"))).toBe(true);
+    expect(existsSync(join(dir, "node_modules/postgres/package.json"))).toBe(true);
+    expect(existsSync(join(dir, "node_modules/libpg-query"))).toBe(false);
+    // The root entry loads without it.
+    const loaded = await run(
+      "node",
+      [
+        "--input-type=module",
+        "-e",
+        'import("@agent-platform/migrator").then((m) => console.log(typeof m.createMigrator))',
+      ],
+      dir,
+    );
+    expect(loaded.trim()).toBe("function");
+  });
+
+  it("platform-migrate lint says how to install it, in one line, and exits 1", async () => {
+    mkdirSync(join(dir, "migrations"), { recursive: true });
+    writeFileSync(join(dir, "migrations", "1.0.0_one.up.sql"), "create table t (id bigint);");
+    const { code, stdout, stderr } = await new Promise<{
+      code: number | null;
+      stdout: string;
+      stderr: string;
+    }>((resolve) => {
+      execFile(
+        "node",
+        ["node_modules/.bin/platform-migrate", "lint", "migrations"],
+        { cwd: dir, env: userEnv() },
+        (error, out, err) => resolve({ code: error ? (error.code as number) : 0, stdout: out, stderr: err }),
+      );
+    });
+    expect({ code, stdout }).toEqual({ code: 1, stdout: "" });
+    expect(stderr).toBe(
+      "platform-migrate: lint needs libpg-query, an optional peer dependency: npm install --save-dev libpg-query@^17.7.4\n",
     );
   });
 });

@@ -7,6 +7,7 @@ import { createMigrationFiles } from "./create.js";
 import { MigratorError } from "./errors.js";
 import { formatLintReport } from "./lint/format.js";
 import { lint } from "./lint/lint.js";
+import type { LintRuleId } from "./lint/rules.js";
 import { createMigrator } from "./migrator.js";
 import { BASE } from "./plan.js";
 import { sqlMigrations } from "./sql-files.js";
@@ -23,9 +24,12 @@ Commands:
   create <name> [--version V]
                          write <version>_<name>.up.sql and .down.sql in --dir (default version: the
                          next patch after the highest existing one)
-  lint [DIR] [--start-after V] [--ddl-lock-timeout-ms MS]
+  lint [DIR] [--start-after V] [--ddl-lock-timeout-ms MS] [--statement-timeout-ms MS]
+       [--postgres-version N] [--enable RULE[,RULE]]
                          check the up files of DIR (default: --dir) for unsafe migrations on PostgreSQL's
-                         parser, only those above V if given; exit status 1 on any error finding
+                         parser, only those above V if given, for PostgreSQL N and later (default: 14),
+                         with the opt-in rules named; exit status 1 on any error finding (needs
+                         libpg-query: npm install --save-dev libpg-query@^17.7.4)
 
 Options:
   --database-url URL     PostgreSQL connection string (default: $DATABASE_URL)
@@ -76,6 +80,8 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<
         steps: { type: "string" },
         version: { type: "string" },
         "start-after": { type: "string" },
+        "postgres-version": { type: "string" },
+        enable: { type: "string" },
         "with-sql": { type: "boolean", default: false },
         "dry-run": { type: "boolean", default: false },
         json: { type: "boolean", default: false },
@@ -106,18 +112,32 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<
         values["with-sql"]
       ) {
         throw new UsageError(
-          "lint takes only [DIR] (or --dir), --start-after, --ddl-lock-timeout-ms and --json",
+          "lint takes only [DIR] (or --dir), --start-after, --ddl-lock-timeout-ms, --statement-timeout-ms, --postgres-version, --enable and --json",
         );
       }
       const ddlLockTimeoutMs = milliseconds(values, "ddl-lock-timeout-ms");
+      const statementTimeoutMs = milliseconds(values, "statement-timeout-ms");
+      const postgresVersion = values["postgres-version"];
+      if (postgresVersion !== undefined && !/^\d{1,2}$/.test(postgresVersion)) {
+        throw new UsageError(
+          `--postgres-version needs a major version such as 15, got ${JSON.stringify(postgresVersion)}`,
+        );
+      }
       const report = await lint(dir ?? values.dir, {
         ...(values["start-after"] === undefined ? {} : { startAfter: values["start-after"] }),
         ...(ddlLockTimeoutMs === undefined ? {} : { ddlLockTimeoutMs }),
+        ...(statementTimeoutMs === undefined ? {} : { statementTimeoutMs }),
+        ...(postgresVersion === undefined ? {} : { postgresVersion: Number(postgresVersion) }),
+        ...(values.enable === undefined
+          ? {}
+          : { enable: values.enable.split(",").map((id) => id.trim()) as LintRuleId[] }),
       });
       io.out(json ? JSON.stringify(report, null, 2) : formatLintReport(report));
       return report.errors > 0 ? 1 : 0;
     }
-    if (values["start-after"] !== undefined) throw new UsageError("--start-after is for lint");
+    for (const flag of ["start-after", "postgres-version", "enable"] as const) {
+      if (values[flag] !== undefined) throw new UsageError(`--${flag} is for lint`);
+    }
     if (command !== "status" && command !== "up" && command !== "down") {
       throw new UsageError(command ? `unknown command ${JSON.stringify(command)}` : "missing command");
     }

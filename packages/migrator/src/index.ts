@@ -22,14 +22,6 @@ export {
   UnknownAppliedVersionError,
   UnknownVersionError,
 } from "./errors.js";
-export {
-  type LintFinding,
-  type LintOptions,
-  type LintReport,
-  lint,
-  MAX_LINT_FILE_BYTES,
-} from "./lint/lint.js";
-export { type LintRule, type LintRuleId, type LintSeverity, lintRules } from "./lint/rules.js";
 export { createMigrator } from "./migrator.js";
 export { DEFAULT_RETRY, MAX_RETRY_ATTEMPTS, MAX_RETRY_WAIT_MS, type RetryOptions } from "./retry.js";
 export { sqlMigrations } from "./sql-files.js";

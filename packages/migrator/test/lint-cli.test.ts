@@ -35,7 +35,8 @@ const unsafe = directory("unsafe", {
 
 describe("platform-migrate lint", () => {
   it("exits 0 with a summary when nothing is found", async () => {
-    const run = await cli(["lint", clean]);
+    // The migrator's own statement_timeout satisfies require-statement-timeout, as its lock_timeout does the other.
+    const run = await cli(["lint", clean, "--statement-timeout-ms", "30000"]);
     expect(run).toMatchObject({ code: 0, stderr: "" });
     expect(run.stdout.trim()).toBe("2 files linted: 0 error(s), 0 warning(s)");
   });
@@ -47,7 +48,7 @@ describe("platform-migrate lint", () => {
   });
 
   it("exits 1 on an error finding, naming file, line, column, rule and what to do", async () => {
-    const run = await cli(["lint", unsafe]);
+    const run = await cli(["lint", unsafe, "--statement-timeout-ms", "30000"]);
     expect(run.code).toBe(1);
     expect(run.stdout).toContain(
       `${join(unsafe, "1.1.0_users_email.up.sql")}:2:1: error require-concurrent-index-creation: CREATE INDEX on the existing table users without CONCURRENTLY`,
@@ -57,7 +58,7 @@ describe("platform-migrate lint", () => {
   });
 
   it("--json prints the report", async () => {
-    const run = await cli(["lint", unsafe, "--json"]);
+    const run = await cli(["lint", unsafe, "--json", "--statement-timeout-ms", "30000"]);
     expect(run.code).toBe(1);
     expect(JSON.parse(run.stdout)).toMatchObject({
       files: 2,
@@ -86,6 +87,8 @@ describe("platform-migrate lint", () => {
     [["lint", clean, "--to", "1.0.0"], /lint takes only \[DIR\]/],
     [["lint", clean, "--database-url", "postgres://x@127.0.0.1/x"], /lint takes only \[DIR\]/],
     [["status", "--start-after", "1.0.0"], /--start-after is for lint/],
+    [["status", "--enable", "require-table-schema"], /--enable is for lint/],
+    [["lint", clean, "--postgres-version", "15.2"], /--postgres-version needs a major version/],
   ])("exits 2 with the usage for %j", async (args, message) => {
     const run = await cli(args);
     expect(run.code).toBe(2);
@@ -101,14 +104,40 @@ describe("platform-migrate lint", () => {
     const version = await cli(["lint", clean, "--start-after", "latest", "--json"]);
     expect(version.code).toBe(1);
     expect(JSON.parse(version.stderr)).toMatchObject({ error: { code: "INVALID_VERSION" } });
+    const enable = await cli(["lint", clean, "--enable", "ban-drop-table"]);
+    expect(enable.code).toBe(1);
+    expect(enable.stderr.trim()).toBe(
+      'platform-migrate: `enable` names rules that are off by default; "ban-drop-table" is not one',
+    );
+  });
+
+  it("--postgres-version and --enable reach the rules that read them", async () => {
+    const dir = directory("options", {
+      "1.0.0_vacuum.up.sql": "-- platform-migrate: no-transaction\nvacuum full accounts;",
+      "1.1.0_t.up.sql": "create table t (id bigint);",
+    });
+    const rules = async (...flags: string[]) =>
+      (
+        JSON.parse(
+          (await cli(["lint", dir, "--json", "--statement-timeout-ms", "1000", ...flags])).stdout,
+        ) as {
+          findings: { rule: string }[];
+        }
+      ).findings.map((finding) => finding.rule);
+    expect(await rules()).toEqual([]);
+    expect(await rules("--postgres-version", "19", "--enable", "require-table-schema")).toEqual([
+      "prefer-repack",
+      "require-table-schema",
+    ]);
   });
 });
 
 describe("lint() and the parser's WebAssembly", () => {
-  it("are not loaded by importing the package, only by the first lint() call", () => {
+  it("are not loaded by importing the package, nor ./lint, only by the first lint() call", () => {
     const script = `
       const loaded = () => Object.keys(require.cache).some((file) => file.includes("libpg-query"));
-      const { lint } = require(${JSON.stringify(fileURLToPath(new URL("../dist/index.cjs", import.meta.url)))});
+      require(${JSON.stringify(fileURLToPath(new URL("../dist/index.cjs", import.meta.url)))});
+      const { lint } = require(${JSON.stringify(fileURLToPath(new URL("../dist/lint.cjs", import.meta.url)))});
       const before = loaded();
       lint(${JSON.stringify(clean)}).then(() => console.log(JSON.stringify([before, loaded()])));
     `;

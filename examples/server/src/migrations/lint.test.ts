@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
-import { compareVersions, lint, parseVersion } from "@agent-platform/migrator";
+import { compareVersions, parseVersion } from "@agent-platform/migrator";
+import { lint } from "@agent-platform/migrator/lint";
 import { describe, expect, it } from "vitest";
 import { platformMigrations } from "./index.js";
 
@@ -20,13 +21,21 @@ describe("the platform migrations under platform-migrate lint", () => {
   });
 
   // The migrator runs each under its default lock_timeout (ddlLockTimeoutMs), which satisfies
-  // require-lock-timeout; the index builds without CONCURRENTLY remain, recorded here.
-  it("the shipped ones have exactly the known findings: indexes built without CONCURRENTLY", async () => {
+  // require-lock-timeout; the server sets no statementTimeoutMs, so require-statement-timeout fires once per
+  // file. Those, the index builds without CONCURRENTLY and three 32-bit counters remain, recorded here.
+  it("the shipped ones have exactly the known findings", async () => {
     const report = await lint(dir);
     expect(report.files).toBe(platformMigrations().length);
     expect(report.findings.map((f) => `${f.version} ${f.line}:${f.column} ${f.rule}`)).toEqual([
+      "2.0.0 2:1 require-statement-timeout",
+      "2.0.0 34:22 prefer-bigint-over-int",
+      "2.0.0 35:22 prefer-bigint-over-int",
+      "2.0.0 36:22 prefer-bigint-over-int",
+      "2.3.0 2:1 require-statement-timeout",
       "2.3.0 3:1 require-concurrent-index-creation",
       "2.3.0 5:1 require-concurrent-index-creation",
+      "2.5.0 2:1 require-statement-timeout",
+      "2.5.6 3:1 require-statement-timeout",
       "2.5.6 4:1 require-concurrent-index-creation",
       "2.5.6 5:1 require-concurrent-index-creation",
     ]);

@@ -1,13 +1,15 @@
 import { join } from "node:path";
+import { configError } from "../config-error.js";
 import { DEFAULT_DDL_LOCK_TIMEOUT_MS, timeoutOption } from "../migrator.js";
 import { sqlMigrations } from "../sql-files.js";
 import { compareVersions, parseVersion } from "../version.js";
-import { checkStatement, FileState, type RawFinding } from "./checks.js";
-import { checkNames } from "./names.js";
-import { parseSql } from "./parser.js";
+import { unwrap } from "./ast.js";
+import { parser, parseSql } from "./parser.js";
 import { SourcePositions } from "./positions.js";
-import { type LintRuleId, type LintSeverity, ruleById } from "./rules.js";
+import type { LintRule } from "./rule.js";
+import { type LintRuleId, type LintSeverity, lintRules, ruleById } from "./rules.js";
 import { readTrivia, type Silence } from "./silences.js";
+import { DirectoryState, type FileSettings, FileState } from "./state.js";
 
 /** Larger files are refused, not parsed: they would hold the WebAssembly parser for a long time. */
 export const MAX_LINT_FILE_BYTES = 4 * 1024 * 1024;
@@ -38,6 +40,60 @@ export interface LintOptions {
    * pass 0 when they run without one (`ddlLockTimeoutMs: 0`, or another tool applies them).
    */
   readonly ddlLockTimeoutMs?: number;
+  /**
+   * The `statementTimeoutMs` the migrations run with (`createMigrator`'s option, unset by default). A value
+   * above 0 is the statement_timeout of every transactional migration, which satisfies
+   * `require-statement-timeout`.
+   */
+  readonly statementTimeoutMs?: number;
+  /**
+   * The oldest PostgreSQL major version the migrations must run on. Default 14. Some advice depends on it:
+   * before 11 any column DEFAULT rewrites the table, before 12 SET NOT NULL always scans, from 19 REPACK
+   * replaces CLUSTER and VACUUM FULL.
+   */
+  readonly postgresVersion?: number;
+  /** Opt-in rules to run too (`require-table-schema`). */
+  readonly enable?: readonly LintRuleId[];
+}
+
+/** The PostgreSQL major version `lint` assumes unless told (the oldest the PostgreSQL project still supports). */
+export const DEFAULT_POSTGRES_VERSION = 14;
+
+/** A finding before it is placed: `at` is a byte offset into the file. */
+interface RawFinding {
+  readonly rule: LintRuleId;
+  readonly at: number;
+  readonly message: string;
+}
+
+/** How one file is linted. */
+export interface LintSettings extends FileSettings {
+  readonly rules: readonly LintRule[];
+}
+
+/** The rules a run checks: every rule, the opt-in ones when enabled. */
+function activeRules(enable: readonly string[] = []): LintRule[] {
+  if (!Array.isArray(enable)) throw configError("`enable` must be an array of rule ids", "enable");
+  for (const id of enable) {
+    if (!ruleById(id)?.optIn) {
+      throw configError(
+        `\`enable\` names rules that are off by default; ${JSON.stringify(id)} is not one`,
+        "enable",
+      );
+    }
+  }
+  return lintRules.filter((rule) => !rule.optIn || enable.includes(rule.id));
+}
+
+function postgresVersionOption(value: unknown): number {
+  if (value === undefined) return DEFAULT_POSTGRES_VERSION;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 9 || value > 99) {
+    throw configError(
+      `\`postgresVersion\` must be a PostgreSQL major version such as 15; got ${String(value)}`,
+      "postgresVersion",
+    );
+  }
+  return value;
 }
 
 export interface LintReport {
@@ -56,17 +112,26 @@ export interface LintReport {
  */
 export async function lint(dir: string, options: LintOptions = {}): Promise<LintReport> {
   const after = options.startAfter === undefined ? undefined : parseVersion(options.startAfter);
-  const runnerLockTimeout =
-    timeoutOption("ddlLockTimeoutMs", options.ddlLockTimeoutMs ?? DEFAULT_DDL_LOCK_TIMEOUT_MS) > 0;
+  const base = {
+    runnerLockTimeout:
+      timeoutOption("ddlLockTimeoutMs", options.ddlLockTimeoutMs ?? DEFAULT_DDL_LOCK_TIMEOUT_MS) > 0,
+    runnerStatementTimeout: timeoutOption("statementTimeoutMs", options.statementTimeoutMs ?? 0) > 0,
+    postgresVersion: postgresVersionOption(options.postgresVersion),
+    rules: activeRules(options.enable),
+  };
+  const directory = new DirectoryState();
   const migrations = sqlMigrations(dir)
     .map((migration) => ({ migration, version: parseVersion(migration.version) }))
     .filter(({ version }) => after === undefined || compareVersions(version, after) > 0)
     .sort((a, b) => compareVersions(a.version, b.version));
   const findings: LintFinding[] = [];
+  // Loaded up front, so that a missing parser is one clear error rather than a finding per file.
+  if (migrations.length > 0) await parser();
   for (const { migration } of migrations) {
     const file = join(dir, `${migration.version}_${migration.name}.up.sql`);
     const source = migration.source ?? "";
-    for (const raw of await lintSource(source, migration.transaction !== false, runnerLockTimeout)) {
+    const settings = { ...base, transactional: migration.transaction !== false };
+    for (const raw of await lintText(source, settings, directory)) {
       const rule = ruleById(raw.rule);
       findings.push({
         rule: raw.rule,
@@ -91,11 +156,14 @@ interface PlacedFinding {
   readonly message: string;
 }
 
-/** The findings of one up file, after its silences. */
-async function lintSource(
+/**
+ * The findings of one up file, after its silences. `directory` carries what earlier files of the same
+ * directory established (constraints validated).
+ */
+export async function lintText(
   source: string,
-  transactional: boolean,
-  runnerLockTimeout: boolean,
+  settings: LintSettings,
+  directory = new DirectoryState(),
 ): Promise<PlacedFinding[]> {
   const bytes = Buffer.byteLength(source, "utf8");
   if (bytes > MAX_LINT_FILE_BYTES) {
@@ -126,28 +194,45 @@ async function lintSource(
     return [{ rule: "parse-error", ...at, message: parsed.message }];
   }
   const raw: RawFinding[] = [];
-  const state = new FileState(transactional, transactional && runnerLockTimeout);
+  const state = new FileState(settings, directory);
   // PostgreSQL lowers only ASCII letters in unquoted identifiers.
   const lowered = Buffer.from(
     positions.bytes.map((byte) => (byte >= 0x41 && byte <= 0x5a ? byte + 0x20 : byte)),
   );
-  parsed.statements.forEach(({ stmt, start, end }, index) => {
+  for (const { stmt, start, end } of parsed.statements) {
     const trivia = readTrivia(positions.bytes, start, end);
-    const statementFindings = [
-      ...checkStatement(stmt, trivia.firstToken, state),
-      ...checkNames(stmt, trivia.firstToken, { bytes: positions.bytes, lowered, start, end }),
-    ];
-    if (!transactional && index === 1) {
-      statementFindings.push({
-        rule: "no-transaction-single-statement",
+    const [kind, body] = unwrap(stmt);
+    const statementFindings: RawFinding[] = [];
+    const text = { bytes: positions.bytes, lowered, start, end };
+    for (const rule of settings.rules) {
+      rule.check?.(kind, body, {
+        state,
         at: trivia.firstToken,
-        message: "a second statement in a no-transaction migration",
+        text,
+        report: (message, where) =>
+          statementFindings.push({ rule: rule.id as LintRuleId, at: where ?? trivia.firstToken, message }),
       });
     }
+    state.apply(kind, body, trivia.firstToken);
     raw.push(...applySilences(statementFindings, trivia.silences));
     for (const problem of trivia.problems)
       raw.push({ rule: "invalid-silence", at: problem.at, message: problem.message });
-  });
+  }
+  const fileEnd = {
+    bytes: positions.bytes,
+    lowered,
+    start: positions.bytes.length,
+    end: positions.bytes.length,
+  };
+  for (const rule of settings.rules) {
+    rule.end?.({
+      state,
+      at: positions.bytes.length,
+      text: fileEnd,
+      report: (message, where) =>
+        raw.push({ rule: rule.id as LintRuleId, at: where ?? positions.bytes.length, message }),
+    });
+  }
   const last = parsed.statements.at(-1);
   const tail = readTrivia(positions.bytes, last?.end ?? 0, positions.bytes.length, true);
   for (const { at } of tail.silences) {
@@ -165,12 +250,15 @@ function applySilences(findings: RawFinding[], silences: readonly Silence[]): Ra
   const used = new Set<string>();
   const kept = findings.filter((finding) => {
     const silenceable = ruleById(finding.rule)?.silenceable === true;
-    const silenced = silenceable && silences.some((silence) => silence.rules.includes(finding.rule));
+    const silenced =
+      silenceable &&
+      silences.some((silence) => silence.rules.some((id) => ruleById(id)?.id === finding.rule));
     if (silenced) used.add(finding.rule);
     return !silenced;
   });
   for (const silence of silences) {
-    for (const rule of silence.rules) {
+    for (const id of silence.rules) {
+      const rule = ruleById(id)?.id ?? id;
       if (!used.has(rule) && ruleById(rule)?.silenceable) {
         kept.push({
           rule: "unused-silence",

@@ -1,6 +1,4 @@
-import { field, location, type Node, strings } from "./ast.js";
-import type { RawFinding } from "./checks.js";
-import type { AstNode } from "./parser.js";
+import { field, location, type Node } from "./ast.js";
 
 // PostgreSQL keeps NAMEDATALEN - 1 bytes of an identifier, cut at a character boundary.
 const MAX_IDENTIFIER_BYTES = 63;
@@ -34,9 +32,6 @@ const IDENTIFIER_LISTS = new Set([
   "fk_attrs",
 ]);
 const IDENTIFIER_NODES = new Set(["IndexElem", "ColumnDef", "AlterTableCmd"]);
-
-const columnName = (column: Node) =>
-  typeof column.colname === "string" ? `the column ${column.colname}` : "the column's new type";
 
 /** A statement's text: the file's bytes, the same with ASCII letters lowered, and the statement's range. */
 export interface StatementText {
@@ -78,9 +73,13 @@ function cutAt(name: string, text: StatementText): number | undefined {
   return undefined;
 }
 
-/** Identifiers PostgreSQL cuts to 63 bytes and column types to avoid, anywhere in a statement. */
-export function checkNames(stmt: AstNode, at: number, text: StatementText): RawFinding[] {
-  const findings: RawFinding[] = [];
+/** The identifiers PostgreSQL cuts to 63 bytes anywhere in a statement: where each is, and a message. */
+export function tooLongIdentifiers(
+  stmt: unknown,
+  at: number,
+  text: StatementText,
+): { at: number; message: string }[] {
+  const findings: { at: number; message: string }[] = [];
   const reported = new Set<string>();
   const tooLong = (name: string) => {
     if (reported.has(name)) return;
@@ -88,32 +87,21 @@ export function checkNames(stmt: AstNode, at: number, text: StatementText): RawF
     if (where === undefined) return;
     reported.add(name);
     findings.push({
-      rule: "identifier-too-long",
       at: where,
       message: `this identifier is longer than ${MAX_IDENTIFIER_BYTES} bytes; PostgreSQL silently cuts it to ${JSON.stringify(name)}`,
     });
   };
-  const walk = (value: unknown, parentKey: string, near: number): void => {
+  // Iterative, like `findNodes`: the tree can nest deeper than the call stack.
+  const pending: [unknown, string, number][] = [[stmt, "", at]];
+  for (let entry = pending.pop(); entry !== undefined; entry = pending.pop()) {
+    const [value, parentKey, near] = entry;
     if (Array.isArray(value)) {
-      for (const item of value) walk(item, parentKey, near);
-      return;
+      for (const item of value) pending.push([item, parentKey, near]);
+      continue;
     }
-    if (typeof value !== "object" || value === null) return;
+    if (typeof value !== "object" || value === null) continue;
     const node = value as Node;
     const here = location(node) ?? near;
-    if (parentKey === "ColumnDef") {
-      const type = strings(field(node.typeName, "names")).at(-1);
-      const typeAt = location(node.typeName) ?? here;
-      if (type === "timestamp") {
-        findings.push({
-          rule: "prefer-timestamptz",
-          at: typeAt,
-          message: `${columnName(node)} is timestamp without time zone`,
-        });
-      } else if (type === "bpchar") {
-        findings.push({ rule: "ban-char-field", at: typeAt, message: `${columnName(node)} is char(n)` });
-      }
-    }
     for (const [key, child] of Object.entries(node)) {
       // An option's value (a function body, a storage parameter) is text, not a name.
       if (parentKey === "DefElem" && key === "arg") continue;
@@ -122,10 +110,9 @@ export function checkNames(stmt: AstNode, at: number, text: StatementText): RawF
       } else if (key === "String" && IDENTIFIER_LISTS.has(parentKey)) {
         tooLong(String(field(child, "sval") ?? ""));
       } else {
-        walk(child, key, here);
+        pending.push([child, key, here]);
       }
     }
-  };
-  walk(stmt, "", at);
+  }
   return findings;
 }

@@ -14,18 +14,32 @@ export type ParseOutcome =
   | { readonly ok: true; readonly statements: readonly ParsedStatement[] }
   | { readonly ok: false; readonly message: string; readonly cursor: number | undefined };
 
+import { configError } from "../config-error.js";
+
 type LibPgQuery = typeof import("libpg-query");
 let loaded: Promise<LibPgQuery> | undefined;
 
+/** How to get the parser when it is missing: it is an optional peer dependency, needed only by `./lint`. */
+export const INSTALL_PARSER = "npm install --save-dev libpg-query@^17.7.4";
+
 /**
  * PostgreSQL's own parser (libpg-query's WebAssembly build), loaded on first use so that applications that
- * only run migrations never load it.
+ * only run migrations never load it. Throws a ConfigError saying how to install it when it is not installed.
  */
-function parser(): Promise<LibPgQuery> {
-  loaded ??= import("libpg-query").then(async (module) => {
-    await module.loadModule();
-    return module;
-  });
+export function parser(): Promise<LibPgQuery> {
+  loaded ??= import("libpg-query").then(
+    async (module) => {
+      await module.loadModule();
+      return module;
+    },
+    (error: unknown) => {
+      loaded = undefined;
+      const missing = (error as { code?: unknown }).code === "ERR_MODULE_NOT_FOUND";
+      throw missing
+        ? configError(`lint needs libpg-query, an optional peer dependency: ${INSTALL_PARSER}`, "libpg-query")
+        : error;
+    },
+  );
   return loaded;
 }
 
