@@ -20,6 +20,8 @@ interface SquawkCase {
   readonly test: string;
   readonly sql: string;
   readonly squawk_fires: boolean;
+  /** The settings the test ran with, where it set any. */
+  readonly squawk_settings?: { readonly assume_in_transaction?: boolean; readonly pg_version?: string };
 }
 interface SquawkMeta {
   readonly rules: readonly { readonly id: string; readonly deprecated_alias_for?: readonly string[] }[];
@@ -27,19 +29,11 @@ interface SquawkMeta {
   readonly default_settings: { readonly pg_version: string };
 }
 
-// cases.json gives no settings; squawk's tests set them in code. These are read from those tests: the ones
-// named for it run with `assume_in_transaction`, and so do these two.
-const ALSO_ASSUMING = new Set([
-  "constraint_missing_not_valid::regression_with_indexing_ok",
-  "constraint_missing_not_valid::adding_check_constraint_err",
-]);
 const DISABLE_ASSUME = "squawk-disable-assume-in-transaction";
 
-/** The PostgreSQL version a case's test lints for: in its name (`pg12_...`), PostgreSQL 19 for prefer-repack's. */
+/** The PostgreSQL version a case's test lints for: its `squawk_settings`, else squawk's default. */
 function postgresVersion(testCase: SquawkCase, meta: SquawkMeta): number {
-  const named = /pg_?(\d+)/.exec(testCase.test);
-  if (testCase.squawk_rule === "prefer-repack") return /below_pg19/.test(testCase.test) ? 15 : 19;
-  return Number(named?.[1] ?? meta.default_settings.pg_version);
+  return Number(testCase.squawk_settings?.pg_version ?? meta.default_settings.pg_version);
 }
 
 /**
@@ -49,7 +43,7 @@ function postgresVersion(testCase: SquawkCase, meta: SquawkMeta): number {
  * transactional one that another tool applies (no lock_timeout or statement_timeout from the migrator).
  */
 async function linted(testCase: SquawkCase, meta: SquawkMeta): Promise<boolean> {
-  const assumes = /assum/.test(testCase.test) || ALSO_ASSUMING.has(testCase.id);
+  const assumes = testCase.squawk_settings?.assume_in_transaction === true;
   const readsSetting = meta.rules_consulting_assume_in_transaction.includes(testCase.squawk_rule);
   const findings = await lintText(testCase.sql, {
     transactional: !readsSetting || (assumes && !testCase.sql.includes(DISABLE_ASSUME)),
