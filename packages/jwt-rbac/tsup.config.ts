@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { coreBySelfReference } from "@agent-platform/test-support/tsup-self-reference";
 import { defineConfig, type Options } from "tsup";
 
 type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
@@ -8,18 +9,6 @@ const entry = {
   hono: "src/hono/index.ts",
   express: "src/express/index.ts",
   fetch: "src/fetch/index.ts",
-};
-
-// Adapters import the core through the package itself, so every subpath shares one core (one
-// `AuthError` class, one cache per instance) and a Node consumer gets the node:crypto core everywhere.
-const coreBySelfReference: Plugin = {
-  name: "core-by-self-reference",
-  setup(build) {
-    build.onResolve({ filter: /^\.\.\/index\.js$/ }, () => ({
-      path: "@agent-platform/jwt-rbac",
-      external: true,
-    }));
-  },
 };
 
 // The Node build swaps the one runtime-specific module (signature verification, JWKS files).
@@ -43,12 +32,12 @@ const common: Options = {
 };
 
 export default defineConfig([
-  { ...common, outDir: "dist", dts: true, esbuildPlugins: [coreBySelfReference] },
+  { ...common, outDir: "dist", dts: true, esbuildPlugins: [coreBySelfReference("@agent-platform/jwt-rbac")] },
   {
     ...common,
     outDir: "dist/node",
     dts: false,
     platform: "node",
-    esbuildPlugins: [coreBySelfReference, nodePlatform],
+    esbuildPlugins: [coreBySelfReference("@agent-platform/jwt-rbac"), nodePlatform],
   },
 ]);

@@ -1,19 +1,8 @@
 import { resolve } from "node:path";
+import { coreBySelfReference } from "@agent-platform/test-support/tsup-self-reference";
 import { defineConfig, type Options } from "tsup";
 
 type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
-
-// The Hono subpath imports the core through the package itself, so both entry points share one core
-// (one error class, one store) instead of each bundling a copy.
-const coreBySelfReference: Plugin = {
-  name: "core-by-self-reference",
-  setup(build) {
-    build.onResolve({ filter: /^\.\.\/index\.js$/ }, () => ({
-      path: "@agent-platform/messaging",
-      external: true,
-    }));
-  },
-};
 
 // The Node build swaps the one runtime-specific module: constant-time comparisons on node:crypto instead
 // of WebCrypto (src/node/secure-compare.ts says why). Workers get the WebCrypto build of `inbound`.
@@ -47,7 +36,7 @@ export default defineConfig([
     // for both, and the chunks `inbound` loads hold nothing of the root's Node-only code.
     splitting: true,
     treeshake: true,
-    esbuildPlugins: [coreBySelfReference, nodeCrypto],
+    esbuildPlugins: [coreBySelfReference("@agent-platform/messaging"), nodeCrypto],
   },
   {
     // `inbound` for everything that is not Node (the exports map's worker, browser, deno and bun conditions).

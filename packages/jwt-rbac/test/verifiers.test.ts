@@ -1,5 +1,4 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type StubServer, startStubServer } from "@agent-platform/test-support/stub-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createJwtAuthOn } from "../src/auth.js";
 import type { JwtRbacOptions } from "../src/index.js";
@@ -16,40 +15,14 @@ const PLATFORMS: readonly [string, Platform][] = [
 ];
 
 let keys: TestKeys;
-let trap: Server;
-let trapUrl: string;
-let trapHits = 0;
-let jwksServer: Server;
-let jwksUrl: string;
-let jwksRequests = 0;
-let servedJwks: unknown;
-
-function listen(server: Server): Promise<string> {
-  return new Promise((resolve) =>
-    server.listen(0, "127.0.0.1", () =>
-      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
-    ),
-  );
-}
+let trap: StubServer;
+let jwksServer: StubServer;
 
 beforeAll(async () => {
   keys = await testKeys();
-  trap = createServer((_req, res) => {
-    trapHits++;
-    res.end("{}");
-  });
-  trapUrl = await listen(trap);
-  jwksServer = createServer((_req, res) => {
-    jwksRequests++;
-    res.setHeader("content-type", "application/json");
-    res.end(JSON.stringify(servedJwks));
-  });
-  jwksUrl = await listen(jwksServer);
+  [trap, jwksServer] = await Promise.all([startStubServer(), startStubServer()]);
 });
-afterAll(async () => {
-  await new Promise((done) => trap.close(done));
-  await new Promise((done) => jwksServer.close(done));
-});
+afterAll(() => Promise.all([trap.close(), jwksServer.close()]));
 
 async function authOn(platform: Platform, options: JwtRbacOptions) {
   const auth = createJwtAuthOn(platform, { cache: false, ...options });
@@ -78,7 +51,7 @@ describe.each(PLATFORMS)("verifier %s", (_name, platform) => {
   describe("hostile tokens: each is a 401 with its reason, never a pass or a crash", async () => {
     const corpus = await hostileTokens(await testKeys(), "http://127.0.0.1:9");
     it.each(corpus.map((entry) => [entry.name, entry] as const))("%s", async (_label, entry) => {
-      const tokens = await hostileTokens(keys, trapUrl);
+      const tokens = await hostileTokens(keys, trap.url);
       const token = tokens.find((candidate) => candidate.name === entry.name)?.token as string;
       expect(await outcome(platform, hostileOptions(keys), token)).toEqual({
         ok: false,
@@ -87,12 +60,12 @@ describe.each(PLATFORMS)("verifier %s", (_name, platform) => {
       });
     });
     it("never fetched an embedded jku / x5u", () => {
-      expect(trapHits).toBe(0);
+      expect(trap.requests).toHaveLength(0);
     });
   });
 
   it("refuses HS256 forged with the public key even when HS256 and RS256 are both allowed", async () => {
-    const tokens = await hostileTokens(keys, trapUrl);
+    const tokens = await hostileTokens(keys, trap.url);
     const forged = tokens.find((entry) => entry.name.startsWith("HS256 signed with"))?.token as string;
     const options = { algorithms: ["RS256", "HS256"], verificationKeys: [keys.rs256.publicPem] };
     expect(await outcome(platform, options, forged)).toMatchObject({
@@ -257,9 +230,9 @@ describe.each(PLATFORMS)("verifier %s", (_name, platform) => {
     });
 
     it("fetches a remote JWKS once and then picks by kid", async () => {
-      servedJwks = jwks();
-      const before = jwksRequests;
-      const auth = await authOn(platform, { jwksUrl: `${jwksUrl}/.well-known/jwks.json` });
+      jwksServer.answer = { body: jwks() };
+      const before = jwksServer.requests.length;
+      const auth = await authOn(platform, { jwksUrl: `${jwksServer.url}/.well-known/jwks.json` });
       for (const kid of ["k1", "k1", "k2"]) {
         const key = kid === "k1" ? keys.rs256.privateKey : keys.rs256b.privateKey;
         const token = await sign({ sub: kid }, "RS256", key, { kid });
@@ -270,7 +243,7 @@ describe.each(PLATFORMS)("verifier %s", (_name, platform) => {
         });
         expect(result.ok && result.state.userId).toBe(kid);
       }
-      expect(jwksRequests - before).toBe(1);
+      expect(jwksServer.requests.length - before).toBe(1);
       const forged = await sign({ sub: "x" }, "RS256", keys.certificateKey, { kid: "k1" });
       const result = await auth.authenticate({
         method: "GET",

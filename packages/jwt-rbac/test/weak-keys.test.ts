@@ -1,8 +1,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type StubServer, startStubServer } from "@agent-platform/test-support/stub-server";
 import type { JWK } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordingLogger } from "../../common/test/recording-logger.js";
@@ -26,23 +25,16 @@ let keys: TestKeys;
 let rsa1024: RsaFixture;
 let roca: RsaFixture;
 let certificate1024: string;
-let jwksServer: Server;
+let jwksServer: StubServer;
 let jwksUrl: string;
-let servedJwks: unknown;
 
 beforeAll(async () => {
   [keys, rsa1024, roca] = await Promise.all([testKeys(), rsaKeyPair(1024), rocaKeyPair()]);
   certificate1024 = (await selfSignedCertificate(rsa1024)).pem;
-  jwksServer = createServer((_req, res) => {
-    res.setHeader("content-type", "application/json");
-    res.end(JSON.stringify(servedJwks));
-  });
-  await new Promise<void>((done) => jwksServer.listen(0, "127.0.0.1", done));
-  jwksUrl = `http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}/jwks.json`;
+  jwksServer = await startStubServer();
+  jwksUrl = `${jwksServer.url}/jwks.json`;
 });
-afterAll(async () => {
-  await new Promise((done) => jwksServer.close(done));
-});
+afterAll(() => jwksServer.close());
 
 async function refusal(platform: Platform, options: JwtRbacOptions): Promise<unknown> {
   return createJwtAuthOn(platform, { cache: false, ...options }).ready.then(
@@ -162,7 +154,7 @@ describe.each(PLATFORMS)("%s", (_name, platform) => {
     });
 
     it("remote JWKS: the weak keys never reach jose's key set", async () => {
-      servedJwks = jwks();
+      jwksServer.answer = { body: jwks() };
       const { warnings, logger } = recordingLogger();
       const auth = createJwtAuthOn(platform, { cache: false, jwksUrl, logger });
       await auth.ready;
@@ -182,10 +174,7 @@ describe.each(PLATFORMS)("%s", (_name, platform) => {
       });
       expect(await ask(rs256(rsa1024, "w", "old"))).toEqual({ ok: false, reason: "unknown_kid" });
       expect(await ask(rs256(roca, "w", "roca"))).toEqual({ ok: false, reason: "unknown_kid" });
-      expectWarnings(
-        warnings,
-        `remote JWKS http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}/jwks.json`,
-      );
+      expectWarnings(warnings, `remote JWKS ${jwksUrl}`);
     });
   });
 
