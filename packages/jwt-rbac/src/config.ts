@@ -1,6 +1,6 @@
-import { type Logger, loggerOption } from "@agent-platform/common";
+import type { Logger } from "@agent-platform/common";
+import { configError, loggerOption } from "@agent-platform/common/internal";
 import type { JWK } from "jose";
-import { configError } from "./config-error.js";
 import { readEnv } from "./env.js";
 import {
   type CacheOptions,
@@ -85,6 +85,7 @@ function resolveOrigins(origins: readonly string[] | undefined): ReadonlySet<str
         url.origin !== origin.replace(/\/$/, "").toLowerCase()
       ) {
         throw configError(
+          "jwt-rbac",
           `allowedOrigins: "${origin}" is not an origin (scheme://host[:port], http or https, no path)`,
         );
       }
@@ -94,20 +95,23 @@ function resolveOrigins(origins: readonly string[] | undefined): ReadonlySet<str
 }
 
 function positiveInteger(value: number, name: string): number {
-  if (!Number.isSafeInteger(value) || value <= 0) throw configError(`${name} must be a positive integer`);
+  if (!Number.isSafeInteger(value) || value <= 0)
+    throw configError("jwt-rbac", `${name} must be a positive integer`);
   return value;
 }
 
 function nonNegativeNumber(value: number, name: string): number {
-  if (!Number.isFinite(value) || value < 0) throw configError(`${name} must be a non-negative number`);
+  if (!Number.isFinite(value) || value < 0)
+    throw configError("jwt-rbac", `${name} must be a non-negative number`);
   return value;
 }
 
 function resolveAlgorithms(given: readonly string[], option: string): JwtAlgorithm[] {
-  if (given.length === 0) throw configError(`${option} must name at least one algorithm`);
+  if (given.length === 0) throw configError("jwt-rbac", `${option} must name at least one algorithm`);
   for (const alg of given) {
     if (!isSupportedAlgorithm(alg)) {
       throw configError(
+        "jwt-rbac",
         `unsupported algorithm "${alg}" (use HS256/384/512, RS256/384/512, PS256/384/512, ES256/384/512 or EdDSA)`,
       );
     }
@@ -133,11 +137,13 @@ function resolveMappings(
     ...mappings,
   };
   for (const [route, scopes] of Object.entries(merged)) {
-    if (!Array.isArray(scopes)) throw configError(`scopeMappings["${route}"] must be an array of scopes`);
+    if (!Array.isArray(scopes))
+      throw configError("jwt-rbac", `scopeMappings["${route}"] must be an array of scopes`);
     for (const scope of scopes) {
       const parsed = typeof scope === "string" ? parseScope(scope, adminScope) : undefined;
       if (parsed === undefined || (parsed.kind === "resource" && scope.split(":").length !== 2)) {
         throw configError(
+          "jwt-rbac",
           `scopeMappings["${route}"]: "${String(scope)}" is not a required scope of the form "resource:action"`,
         );
       }
@@ -151,10 +157,10 @@ function remoteUrl(value: string, option: string): URL {
   try {
     url = new URL(value);
   } catch {
-    throw configError(`${option} "${value}" is not a URL`);
+    throw configError("jwt-rbac", `${option} "${value}" is not a URL`);
   }
   if (!isAllowedRemoteUrl(url)) {
-    throw configError(`${option} must use https (plain http is accepted only on loopback)`);
+    throw configError("jwt-rbac", `${option} must use https (plain http is accepted only on loopback)`);
   }
   return url;
 }
@@ -192,7 +198,7 @@ function resolveKeySources(
 ): Pick<IssuerConfig, "verificationKeys" | "jwks" | "jwksUrl" | "discoveryIssuer"> {
   const verificationKeys = source.verificationKeys ?? [];
   if (!Array.isArray(verificationKeys)) {
-    throw configError(`${prefix}verificationKeys must be an array of key strings`);
+    throw configError("jwt-rbac", `${prefix}verificationKeys must be an array of key strings`);
   }
   checkKeyShapes(verificationKeys, algorithms, `${prefix}verificationKeys`);
   const jwks =
@@ -200,10 +206,10 @@ function resolveKeySources(
   const jwksUrl = source.jwksUrl === undefined ? undefined : remoteUrl(source.jwksUrl, `${prefix}jwksUrl`);
   if (source.discovery === true) {
     if (discoveryIssuer === undefined) {
-      throw configError(`${prefix}discovery needs one \`issuer\` string to discover`);
+      throw configError("jwt-rbac", `${prefix}discovery needs one \`issuer\` string to discover`);
     }
     if (jwksUrl !== undefined) {
-      throw configError(`${prefix}discovery and ${prefix}jwksUrl exclude each other: pick one`);
+      throw configError("jwt-rbac", `${prefix}discovery and ${prefix}jwksUrl exclude each other: pick one`);
     }
     remoteUrl(discoveryIssuer, `${prefix}issuer (with discovery)`);
   }
@@ -231,12 +237,12 @@ function resolveAudience(options: JwtRbacOptions): ReadonlySet<string> | undefin
   // only turns on the platform-instance default.
   if (options.audience !== undefined) {
     const audience = toSet(options.audience) as ReadonlySet<string>;
-    if (audience.size === 0) throw configError("audience must not be empty");
+    if (audience.size === 0) throw configError("jwt-rbac", "audience must not be empty");
     return audience;
   }
   if (!(options.verifyAudience ?? false)) return undefined;
   if (options.platformId === undefined || options.platformId === "") {
-    throw configError("verifyAudience needs `audience` or `platformId`");
+    throw configError("jwt-rbac", "verifyAudience needs `audience` or `platformId`");
   }
   return new Set([options.platformId]);
 }
@@ -260,11 +266,12 @@ function resolveIssuers(
   algorithms: readonly JwtAlgorithm[],
 ): IssuerConfig[] {
   if (!Array.isArray(entries) || entries.length === 0) {
-    throw configError("issuers must list at least one issuer");
+    throw configError("jwt-rbac", "issuers must list at least one issuer");
   }
   const mixed = TOP_LEVEL_KEY_OPTIONS.filter((name) => options[name] !== undefined);
   if (mixed.length > 0) {
     throw configError(
+      "jwt-rbac",
       `issuers excludes the top-level ${mixed.join(", ")}: give keys and issuer inside each issuers entry`,
     );
   }
@@ -272,9 +279,10 @@ function resolveIssuers(
   return entries.map((entry, index) => {
     const option = `issuers[${index}]`;
     if (typeof entry?.issuer !== "string" || entry.issuer === "") {
-      throw configError(`${option}.issuer must be a non-empty string`);
+      throw configError("jwt-rbac", `${option}.issuer must be a non-empty string`);
     }
-    if (seen.has(entry.issuer)) throw configError(`${option}: issuer "${entry.issuer}" is listed twice`);
+    if (seen.has(entry.issuer))
+      throw configError("jwt-rbac", `${option}: issuer "${entry.issuer}" is listed twice`);
     seen.add(entry.issuer);
     const own =
       entry.algorithms === undefined
@@ -283,12 +291,13 @@ function resolveIssuers(
     const keys = resolveKeySources(entry, own, `${option}.`, entry.issuer, []);
     if (!hasKeys(keys)) {
       throw configError(
+        "jwt-rbac",
         `${option} ("${entry.issuer}") has no key source: give jwksUrl, discovery: true, verificationKeys or jwks`,
       );
     }
     const ownAudience = entry.audience === undefined ? audience : toSet(entry.audience);
     if (ownAudience !== undefined && ownAudience.size === 0) {
-      throw configError(`${option}.audience must not be empty`);
+      throw configError("jwt-rbac", `${option}.audience must not be empty`);
     }
     return {
       ...rules,
@@ -312,7 +321,7 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
 
   const clockTolerance = options.clockTolerance ?? DEFAULT_CLOCK_TOLERANCE;
   if (!Number.isFinite(clockTolerance) || clockTolerance < 0) {
-    throw configError("clockTolerance must be a non-negative number of seconds");
+    throw configError("jwt-rbac", "clockTolerance must be a non-negative number of seconds");
   }
   const audienceClaim = options.audienceClaim ?? "aud";
   const audience = resolveAudience(options);
@@ -340,13 +349,14 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
       verificationKeys.push(options.secretKey);
     }
     const issuer = toSet(options.issuer);
-    if (issuer !== undefined && issuer.size === 0) throw configError("issuer must not be empty");
+    if (issuer !== undefined && issuer.size === 0) throw configError("jwt-rbac", "issuer must not be empty");
     const single = typeof options.issuer === "string" ? options.issuer : undefined;
     const fileJwks =
       jwksFile === undefined ? [] : parseJwks(platform.readJwksFile(jwksFile), `JWKS file "${jwksFile}"`);
     const keys = resolveKeySources({ ...options, verificationKeys }, algorithms, "", single, fileJwks);
     if (validate && !hasKeys(keys)) {
       throw configError(
+        "jwt-rbac",
         "no verification key: pass verificationKeys, jwks, jwksFile, jwksUrl, discovery or issuers, or set JWT_VERIFICATION_KEY or JWT_JWKS_FILE",
       );
     }
@@ -361,18 +371,18 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
   }
 
   const tokenSource = options.tokenSource ?? TokenSource.HEADER;
-  if (!TOKEN_SOURCES.has(tokenSource)) throw configError(`unknown tokenSource "${tokenSource}"`);
+  if (!TOKEN_SOURCES.has(tokenSource)) throw configError("jwt-rbac", `unknown tokenSource "${tokenSource}"`);
   const tokenHeaderKey = options.tokenHeaderKey ?? "Authorization";
   if (!HEADER_NAME.test(tokenHeaderKey))
-    throw configError(`tokenHeaderKey "${tokenHeaderKey}" is not a header name`);
+    throw configError("jwt-rbac", `tokenHeaderKey "${tokenHeaderKey}" is not a header name`);
 
   // Fail closed: a route nobody mapped is refused, unless the application opts into "allow".
   const unmappedRoutes = options.unmappedRoutes ?? "deny";
   if (unmappedRoutes !== "allow" && unmappedRoutes !== "deny") {
-    throw configError('unmappedRoutes must be "allow" or "deny"');
+    throw configError("jwt-rbac", 'unmappedRoutes must be "allow" or "deny"');
   }
   const adminScope = options.adminScope ?? DEFAULT_ADMIN_SCOPE;
-  if (adminScope.trim() === "") throw configError("adminScope must not be empty");
+  if (adminScope.trim() === "") throw configError("jwt-rbac", "adminScope must not be empty");
   const resourceMetadata =
     options.resourceMetadata === undefined
       ? undefined

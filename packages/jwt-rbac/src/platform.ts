@@ -1,4 +1,4 @@
-import { configError } from "./config-error.js";
+import { configError } from "@agent-platform/common/internal";
 import { portableBase64Url } from "./token/base64url.js";
 import { webCryptoVerifier } from "./token/signature.js";
 import type { Platform } from "./token/signature-types.js";
@@ -12,6 +12,7 @@ export const platform: Platform = {
   base64Url: portableBase64Url,
   readJwksFile(path: string): unknown {
     throw configError(
+      "jwt-rbac",
       `jwksFile ("${path}") needs Node.js file access; on this runtime pass the JWKS inline with \`jwks\``,
     );
   },

@@ -1,10 +1,10 @@
 import type { IncomingMessage } from "node:http";
-import { type Logger, loggerOption } from "@agent-platform/common";
+import type { Logger } from "@agent-platform/common";
+import { configError, loggerOption } from "@agent-platform/common/internal";
 import type { Sql } from "postgres";
 import type { AgentHandler } from "./agents/agent.js";
 import { echoAgent } from "./agents/echo.js";
 import type { Channel } from "./channel.js";
-import { configError } from "./config-error.js";
 import { PayloadTooLargeError } from "./errors.js";
 import { migrateInbox } from "./inbox/schema.js";
 import { type InboxEntry, type InboxStatus, InboxStore } from "./inbox/store.js";
@@ -121,7 +121,7 @@ export async function createMessaging(options: MessagingOptions): Promise<Messag
   const worker = { ...WORKER_DEFAULTS, ...definedOnly(options.worker ?? {}) };
   const byName = new Map<string, Channel>();
   for (const channel of options.channels) {
-    if (byName.has(channel.name)) throw configError(`channel '${channel.name}' is given twice`);
+    if (byName.has(channel.name)) throw configError("messaging", `channel '${channel.name}' is given twice`);
     byName.set(channel.name, channel);
   }
   const commit = { ...COMMIT_DEFAULTS, ...definedOnly(options.commit ?? {}) };
@@ -173,7 +173,7 @@ export async function createMessaging(options: MessagingOptions): Promise<Messag
   );
   const webhookOf = (name: string): WebhookDeps => {
     const deps = webhooks.get(name);
-    if (deps === undefined) throw configError(`channel '${name}' is not configured`);
+    if (deps === undefined) throw configError("messaging", `channel '${name}' is not configured`);
     return deps;
   };
   const handle = (name: string, request: WebhookRequest) => handleWebhook(webhookOf(name), request);

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import { readStreamWithin } from "@agent-platform/common";
+import { readStreamWithin } from "@agent-platform/common/internal";
 import { PayloadTooLargeError, RequestAbortedError } from "./errors.js";
 
 /**

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "node:http";
-import { type Logger, nodeHeaderReader } from "@agent-platform/common";
+import type { Logger } from "@agent-platform/common";
+import { nodeHeaderReader } from "@agent-platform/common/internal";
 import type { Channel, HeaderReader, ParsedDelivery } from "./channel.js";
 import { InvalidPayloadError, PayloadTooLargeError } from "./errors.js";
 import type { InboxStore, InsertCounts } from "./inbox/store.js";

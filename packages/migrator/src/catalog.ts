@@ -1,5 +1,5 @@
+import { configError } from "@agent-platform/common/internal";
 import { checksumOf } from "./checksum.js";
-import { configError } from "./config-error.js";
 import { DuplicateVersionError } from "./errors.js";
 import type { Migration } from "./types.js";
 import { compareVersions, parseVersion, type Version } from "./version.js";
@@ -20,7 +20,7 @@ export interface CatalogEntry {
 /** The validated migration list in version order. */
 export function buildCatalog(migrations: readonly Migration[]): CatalogEntry[] {
   if (!Array.isArray(migrations) || migrations.length === 0) {
-    throw configError("`migrations` must be a non-empty array of migrations", "migrations");
+    throw configError("migrator", "`migrations` must be a non-empty array of migrations", "migrations");
   }
   const entries = migrations.map(toEntry);
   entries.sort((a, b) => compareVersions(a.version, b.version));
@@ -36,33 +36,43 @@ export function buildCatalog(migrations: readonly Migration[]): CatalogEntry[] {
 function toEntry(migration: Migration, index: number): CatalogEntry {
   const where = `migrations[${index}]`;
   if (typeof migration !== "object" || migration === null) {
-    throw configError(`${where} must be an object`, "migrations");
+    throw configError("migrator", `${where} must be an object`, "migrations");
   }
   const version = parseVersion(migration.version);
   if (typeof migration.name !== "string" || migration.name.trim() === "") {
-    throw configError(`${where} (${version.text}) needs a non-empty name`, "migrations");
+    throw configError("migrator", `${where} (${version.text}) needs a non-empty name`, "migrations");
   }
   if (typeof migration.up !== "function") {
-    throw configError(`${where} (${version.text}) needs an up function`, "migrations");
+    throw configError("migrator", `${where} (${version.text}) needs an up function`, "migrations");
   }
   if (migration.down !== undefined && typeof migration.down !== "function") {
-    throw configError(`${where} (${version.text}) has a down that is not a function`, "migrations");
+    throw configError(
+      "migrator",
+      `${where} (${version.text}) has a down that is not a function`,
+      "migrations",
+    );
   }
   if (migration.transaction !== undefined && typeof migration.transaction !== "boolean") {
-    throw configError(`${where} (${version.text}) has a non-boolean transaction flag`, "migrations");
+    throw configError(
+      "migrator",
+      `${where} (${version.text}) has a non-boolean transaction flag`,
+      "migrations",
+    );
   }
   if (migration.source !== undefined && typeof migration.source !== "string") {
-    throw configError(`${where} (${version.text}) has a non-string source`, "migrations");
+    throw configError("migrator", `${where} (${version.text}) has a non-string source`, "migrations");
   }
   if (migration.checksum !== undefined) {
     if (typeof migration.checksum !== "string" || !EXPLICIT_CHECKSUM.test(migration.checksum)) {
       throw configError(
+        "migrator",
         `${where} (${version.text}) has a checksum that is not 1-128 printable ASCII characters`,
         "migrations",
       );
     }
     if (migration.source !== undefined) {
       throw configError(
+        "migrator",
         `${where} (${version.text}) sets both source and checksum; the checksum comes from one of them`,
         "migrations",
       );

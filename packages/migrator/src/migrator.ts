@@ -1,6 +1,5 @@
-import { loggerOption } from "@agent-platform/common";
+import { configError, loggerOption } from "@agent-platform/common/internal";
 import { buildCatalog, type CatalogEntry } from "./catalog.js";
-import { configError } from "./config-error.js";
 import { isConnectionLost } from "./connection-lost.js";
 import { type HistoryTable, readHistory } from "./history.js";
 import { validateIdentifier } from "./identifier.js";
@@ -29,6 +28,7 @@ const MAX_TIMEOUT_MS = 2_147_483_647;
 export function timeoutOption(name: string, value: unknown): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0 || value > MAX_TIMEOUT_MS) {
     throw configError(
+      "migrator",
       `\`${name}\` must be a whole number of milliseconds from 0 to ${MAX_TIMEOUT_MS}; got ${String(value)}`,
       name,
     );
@@ -43,6 +43,7 @@ export function timeoutOption(name: string, value: unknown): number {
 export function createMigrator(options: MigratorOptions): Migrator {
   if (typeof options !== "object" || options === null || typeof options.sql?.reserve !== "function") {
     throw configError(
+      "migrator",
       "`sql` must be a postgres.js instance (the pool itself, not a transaction or a reserved connection)",
       "sql",
     );

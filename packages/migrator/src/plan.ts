@@ -1,5 +1,5 @@
+import { configError } from "@agent-platform/common/internal";
 import type { CatalogEntry } from "./catalog.js";
-import { configError } from "./config-error.js";
 import {
   ChecksumMismatchError,
   IrreversibleMigrationError,
@@ -35,11 +35,15 @@ export function resolveTarget(
   steps: number | undefined,
 ): Target {
   if (to !== undefined && steps !== undefined) {
-    throw configError("give either `to` or `steps`, not both", "steps");
+    throw configError("migrator", "give either `to` or `steps`, not both", "steps");
   }
   if (steps !== undefined) {
     if (!Number.isSafeInteger(steps) || steps === 0) {
-      throw configError(`\`steps\` must be a non-zero integer (negative reverts); got ${steps}`, "steps");
+      throw configError(
+        "migrator",
+        `\`steps\` must be a non-zero integer (negative reverts); got ${steps}`,
+        "steps",
+      );
     }
     return { steps };
   }

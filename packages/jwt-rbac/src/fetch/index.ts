@@ -1,5 +1,5 @@
+import { configError } from "@agent-platform/common/internal";
 import type { JWTPayload } from "jose";
-import { configError } from "../config-error.js";
 import {
   type AuthError,
   type AuthState,
@@ -30,7 +30,7 @@ export function errorResponse(error: AuthError): Response {
 function checkedBasePath(basePath: string | undefined): string | undefined {
   if (basePath === undefined) return undefined;
   const canonical = canonicalPath(basePath);
-  if (isAuthError(canonical)) throw configError(`basePath "${basePath}": ${canonical.detail}`);
+  if (isAuthError(canonical)) throw configError("jwt-rbac", `basePath "${basePath}": ${canonical.detail}`);
   return canonical.path;
 }
 

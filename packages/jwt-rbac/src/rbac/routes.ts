@@ -1,4 +1,4 @@
-import { configError } from "../config-error.js";
+import { configError } from "@agent-platform/common/internal";
 import { isAuthError } from "../errors.js";
 import { getOrCreate } from "../get-or-create.js";
 import { canonicalPath, canonicalSegment } from "./canonical-path.js";
@@ -52,31 +52,33 @@ export function compileRoute<T>(pattern: string, value: T, withMethod: boolean):
   let path = pattern.trim();
   if (withMethod) {
     const space = path.indexOf(" ");
-    if (space <= 0) throw configError(`route "${pattern}" must look like "<METHOD> <path>"`);
+    if (space <= 0) throw configError("jwt-rbac", `route "${pattern}" must look like "<METHOD> <path>"`);
     method = path.slice(0, space).toUpperCase();
     path = path.slice(space + 1).trim();
   }
-  if (!path.startsWith("/")) throw configError(`route "${pattern}": the path must start with "/"`);
+  if (!path.startsWith("/"))
+    throw configError("jwt-rbac", `route "${pattern}": the path must start with "/"`);
   // A trailing slash is not a segment, as in request paths.
   const segments = path === "/" ? [] : path.slice(1, path.endsWith("/") ? -1 : undefined).split("/");
   const globstar = segments[segments.length - 1] === "**";
   if (globstar) segments.pop();
   const wildcardAfter: (string | undefined)[] = [];
   segments.forEach((segment, index) => {
-    if (segment === "**") throw configError(`route "${pattern}": "**" is only allowed at the end`);
+    if (segment === "**")
+      throw configError("jwt-rbac", `route "${pattern}": "**" is only allowed at the end`);
     if (isWildcardSegment(segment)) {
       const before = segments[index - 1];
       wildcardAfter.push(before === undefined || isWildcardSegment(before) ? undefined : before);
       return;
     }
     if (segment.includes("*") || segment.includes("{") || segment.includes("}")) {
-      throw configError(`route "${pattern}": "${segment}" mixes a wildcard with text`);
+      throw configError("jwt-rbac", `route "${pattern}": "${segment}" mixes a wildcard with text`);
     }
     // Literals are compared with canonical request segments, so they are written the same way; one a
     // request could never have (an empty or dot segment, an encoded "/") is a configuration error.
     const canonical = canonicalSegment(segment);
     if (typeof canonical !== "string")
-      throw configError(`route "${pattern}": ${canonical.problem} "${segment}"`);
+      throw configError("jwt-rbac", `route "${pattern}": ${canonical.problem} "${segment}"`);
     segments[index] = canonical;
   });
   return {

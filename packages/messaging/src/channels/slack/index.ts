@@ -1,5 +1,5 @@
+import { configError } from "@agent-platform/common/internal";
 import type { Channel } from "../../channel.js";
-import { configError } from "../../config-error.js";
 import { createSlackChannel } from "./channel.js";
 
 export { SLACK_TEXT_LIMIT } from "./channel.js";
@@ -23,7 +23,8 @@ export function slack(options: SlackOptions): Channel {
   const problems: string[] = [];
   if (!options.signingSecret) problems.push("signingSecret is required");
   if (!options.botToken) problems.push("botToken is required");
-  if (problems.length > 0) throw configError(`slack: ${problems.join("; ")}`, problems);
+  if (problems.length > 0)
+    throw configError("messaging", `slack: ${problems.join("; ")}`, undefined, problems);
   return createSlackChannel({
     signingSecret: options.signingSecret,
     botToken: options.botToken,

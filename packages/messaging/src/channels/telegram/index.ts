@@ -1,5 +1,5 @@
+import { configError } from "@agent-platform/common/internal";
 import type { Channel } from "../../channel.js";
-import { configError } from "../../config-error.js";
 import { createTelegramChannel } from "./channel.js";
 
 export { TELEGRAM_TEXT_LIMIT } from "./channel.js";
@@ -35,7 +35,8 @@ export function telegram(options: TelegramOptions): Channel {
   if (options.secretToken === undefined && options.allowUnauthenticated !== true) {
     problems.push("secretToken is required (or allowUnauthenticated: true, for local development)");
   }
-  if (problems.length > 0) throw configError(`telegram: ${problems.join("; ")}`, problems);
+  if (problems.length > 0)
+    throw configError("messaging", `telegram: ${problems.join("; ")}`, undefined, problems);
   return createTelegramChannel({
     botToken: options.botToken,
     secretToken: options.secretToken,

@@ -1,5 +1,5 @@
+import { configError } from "@agent-platform/common/internal";
 import type { Channel } from "../../channel.js";
-import { configError } from "../../config-error.js";
 import { createWhatsAppChannel } from "./channel.js";
 
 export { signatureFor as whatsAppSignature } from "./sign.js";
@@ -31,7 +31,8 @@ export function whatsapp(options: WhatsAppOptions): Channel {
   if (!options.appSecret && options.skipSignatureValidation !== true) {
     problems.push("appSecret is required (or skipSignatureValidation: true, for local development)");
   }
-  if (problems.length > 0) throw configError(`whatsapp: ${problems.join("; ")}`, problems);
+  if (problems.length > 0)
+    throw configError("messaging", `whatsapp: ${problems.join("; ")}`, undefined, problems);
   return createWhatsAppChannel({
     verifyToken: options.verifyToken || undefined,
     appSecret: options.appSecret || undefined,
