@@ -1,9 +1,10 @@
-import { createHmac, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTestDatabase } from "@agent-platform/test-support/database";
+import { whatsAppSignature } from "@agent-platform/test-support/webhook-signatures";
 import postgres from "postgres";
 import { databaseGroup } from "./group.js";
 import {
@@ -80,7 +81,6 @@ function signer(appSecret: string): Signer {
   return {
     post(origin, messageId) {
       const body = delivery(messageId);
-      const signature = createHmac("sha256", appSecret).update(body).digest("hex");
       return new Promise((resolve) => {
         const sent = request(
           `${origin}/whatsapp/webhook`,
@@ -90,7 +90,7 @@ function signer(appSecret: string): Signer {
             headers: {
               "content-type": "application/json",
               "content-length": Buffer.byteLength(body),
-              "x-hub-signature-256": `sha256=${signature}`,
+              "x-hub-signature-256": whatsAppSignature(body, appSecret),
             },
           },
           (response) => {

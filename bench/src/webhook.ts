@@ -1,8 +1,9 @@
-import { createHmac, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTestDatabase } from "@agent-platform/test-support/database";
+import { whatsAppSignature } from "@agent-platform/test-support/webhook-signatures";
 import postgres from "postgres";
 import { databaseGroup } from "./group.js";
 import {
@@ -173,9 +174,11 @@ export async function runWebhookGroup(options: { quick: boolean }): Promise<Grou
     let sent = 0;
     const signed = () => {
       const body = Buffer.from(delivery(`wamid.bench.${runId}.${made++}`));
-      const signature = createHmac("sha256", appSecret).update(body).digest("hex");
       return {
-        headers: { "content-type": "application/json", "x-hub-signature-256": `sha256=${signature}` },
+        headers: {
+          "content-type": "application/json",
+          "x-hub-signature-256": whatsAppSignature(body, appSecret),
+        },
         body,
       };
     };

@@ -1,5 +1,4 @@
 import { resolve } from "node:path";
-import { coreBySelfReference } from "@agent-platform/test-support/tsup-self-reference";
 import { defineConfig, type Options } from "tsup";
 
 type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
@@ -26,18 +25,21 @@ const common: Options = {
   format: ["esm", "cjs"],
   sourcemap: true,
   target: "es2022",
-  splitting: false,
+  // Each build's entries share their modules as chunks: every subpath uses the one core of its build (one
+  // `AuthError` class, one cache per instance), and the adapters reach internals (the path rule, the origin
+  // helpers) without the root entry exporting them. A Node consumer gets the dist/node chunks everywhere.
+  splitting: true,
   treeshake: true,
   clean: false,
 };
 
 export default defineConfig([
-  { ...common, outDir: "dist", dts: true, esbuildPlugins: [coreBySelfReference("@agent-platform/jwt-rbac")] },
+  { ...common, outDir: "dist", dts: true },
   {
     ...common,
     outDir: "dist/node",
     dts: false,
     platform: "node",
-    esbuildPlugins: [coreBySelfReference("@agent-platform/jwt-rbac"), nodePlatform],
+    esbuildPlugins: [nodePlatform],
   },
 ]);

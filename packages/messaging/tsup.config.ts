@@ -1,5 +1,4 @@
 import { resolve } from "node:path";
-import { coreBySelfReference } from "@agent-platform/test-support/tsup-self-reference";
 import { defineConfig, type Options } from "tsup";
 
 type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
@@ -32,11 +31,12 @@ export default defineConfig([
     clean: false,
     sourcemap: true,
     target: "es2022",
-    // The root entry and `inbound` share their common modules as chunks: one InvalidPayloadError class
-    // for both, and the chunks `inbound` loads hold nothing of the root's Node-only code.
+    // The entries share their common modules as chunks: one core for the root and `./hono` (one error class,
+    // one store), one InvalidPayloadError class for all, and the chunks `inbound` loads hold nothing of the
+    // root's Node-only code.
     splitting: true,
     treeshake: true,
-    esbuildPlugins: [coreBySelfReference("@agent-platform/messaging"), nodeCrypto],
+    esbuildPlugins: [nodeCrypto],
   },
   {
     // `inbound` for everything that is not Node (the exports map's worker, browser, deno and bun conditions).

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -26,6 +27,9 @@ export function describeExportsSnapshot(packageDir: string): void {
     it("match the reviewed snapshot (test/exports.json)", () => {
       if (process.env.UPDATE_EXPORTS === "1") {
         writeFileSync(snapshotFile, `${JSON.stringify(declared, null, 2)}\n`);
+        // In the repository's own format, so the regenerated file passes `biome check` as written.
+        const biome = createRequire(import.meta.url).resolve("@biomejs/biome/bin/biome");
+        execFileSync(process.execPath, [biome, "format", "--write", snapshotFile], { stdio: "ignore" });
         console.warn(`UPDATE_EXPORTS=1: wrote ${snapshotFile}; review its diff`);
       }
       const reviewed = JSON.parse(readFileSync(snapshotFile, "utf8")) as Record<string, string[]>;
@@ -69,7 +73,7 @@ function files(target: unknown, side: "import" | "require"): string[] {
 }
 
 function typesFile(target: unknown): string {
-  const types = ((target as Record<string, Record<string, string>>).import ?? {}).types;
+  const types = (target as Record<string, Record<string, string> | undefined>).import?.types;
   if (types === undefined) throw new Error(`no import.types in ${JSON.stringify(target)}`);
   return types;
 }

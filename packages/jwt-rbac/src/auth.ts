@@ -35,9 +35,8 @@ export interface AuthRequest {
    * The request's own origin (`scheme://host[:port]`): the `Origin` a same-origin request carries,
    * allowed by default for cookie-authenticated unsafe requests. Needed only then, so it may be a function
    * called only then, as the adapters pass (Hono, Fetch: the request URL's; Express: `req.protocol` and the
-   * Host header). Not a getter: an accessor property puts the object V8 builds for every request into
-   * dictionary mode, with an old-generation accessor pair that keeps the request alive through young-generation
-   * collections (see `lint/no-object-literal-accessor.grit`).
+   * Host header). A value or a function, never a getter, which kept every request alive longer (see
+   * bench/notes/profiles.md, "Why the code is as it is").
    */
   readonly origin?: string | (() => string | undefined) | undefined;
 }

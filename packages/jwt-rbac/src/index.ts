@@ -16,18 +16,18 @@ export {
 } from "./errors.js";
 export {
   type CacheOptions,
+  type IssuerOptions,
   type JwtAlgorithm,
   type JwtRbacOptions,
+  type RemoteKeysOptions,
   SUPPORTED_ALGORITHMS,
   TokenSource,
 } from "./options.js";
 export type { RouteAccess } from "./rbac/access.js";
-export { type CanonicalPath, canonicalPath, MAX_PATH_LENGTH } from "./rbac/canonical-path.js";
+export { MAX_PATH_LENGTH } from "./rbac/canonical-path.js";
 export { DEFAULT_EXCLUDED_ROUTE_PATHS, DEFAULT_SCOPE_MAPPINGS, LISTING_RESOURCES } from "./rbac/defaults.js";
-export { matchRoute, type RouteMatch } from "./rbac/routes.js";
 export { DEFAULT_ADMIN_SCOPE, hasRequiredScopes, type ParsedScope, parseScope } from "./rbac/scopes.js";
 export type { AnonymousState, AuthenticatedState, AuthState } from "./state.js";
-export { originOfUrl, requestOrigin } from "./token/csrf.js";
 export type { HeadersInput } from "./token/headers.js";
 
 /**

@@ -92,12 +92,9 @@ export interface Messaging {
 const COMMIT_DEFAULTS: Required<CommitOptions> = { maxBatch: 256, maxWaitMs: 2_000 };
 
 /**
- * Shared commits in flight at once. One: the deliveries that arrive while it waits for its WAL flush all
- * gather into the next batch. A second commit in flight only split them into twice the commits, and each
- * commit costs the server a round trip to PostgreSQL (socket writes, wake-ups, result parsing) whatever its
- * size: with 100 connections, one in flight took about 15 µs of server CPU and a third of PostgreSQL's CPU
- * off every delivery, at the same or better latency (p50, p99) with 1, 10 and 100 connections. A lone
- * delivery still commits at once; every delivery is still answered only after the commit holding it.
+ * Shared commits in flight at once. One: the deliveries arriving while it waits for its WAL flush gather into
+ * the next batch, where a second commit in flight would only split them into more round trips (measured in
+ * bench/notes/profiles.md, "Why the code is as it is"). A lone delivery still commits at once.
  */
 const COMMITS_IN_FLIGHT = 1;
 

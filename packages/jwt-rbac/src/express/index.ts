@@ -7,8 +7,8 @@ import {
   createJwtAuth,
   type JwtAuth,
   type JwtRbacOptions,
-  requestOrigin,
 } from "../index.js";
+import { requestOrigin } from "../token/csrf.js";
 
 export type { AuthState, JwtRbacOptions } from "../index.js";
 

@@ -3,13 +3,13 @@ import type { JWTPayload } from "jose";
 import {
   type AuthError,
   type AuthState,
-  canonicalPath,
   createJwtAuth,
   isAuthError,
   type JwtAuth,
   type JwtRbacOptions,
-  originOfUrl,
 } from "../index.js";
+import { canonicalPath } from "../rbac/canonical-path.js";
+import { originOfUrl } from "../token/csrf.js";
 
 export interface FetchJwtRbacOptions extends JwtRbacOptions {
   /**

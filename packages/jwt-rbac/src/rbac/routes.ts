@@ -1,7 +1,6 @@
 import { configError } from "@agent-platform/common/internal";
-import { isAuthError } from "../errors.js";
 import { getOrCreate } from "../get-or-create.js";
-import { canonicalPath, canonicalSegment } from "./canonical-path.js";
+import { canonicalSegment } from "./canonical-path.js";
 
 /**
  * Route patterns: `*` or `{name}` match exactly one non-empty segment, a trailing `/**` matches the
@@ -195,18 +194,4 @@ export function routeTable<T>(
     Object.entries(mappings).map(([pattern, value]) => compileRoute(pattern, value, true)),
     options,
   );
-}
-
-/**
- * One-off lookup: the most specific `"<METHOD> <path>"` mapping for a request path, undefined when
- * none matches or the path is refused (see `canonicalPath`). Compiles on every call; `createJwtAuth`
- * compiles once at construction.
- */
-export function matchRoute<T>(
-  mappings: Readonly<Record<string, T>>,
-  method: string,
-  path: string,
-): RouteMatch<T> | undefined {
-  const canonical = canonicalPath(path);
-  return isAuthError(canonical) ? undefined : routeTable(mappings).match(method, canonical.segments);
 }

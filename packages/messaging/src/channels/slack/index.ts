@@ -2,9 +2,6 @@ import { configError } from "@agent-platform/common/internal";
 import type { Channel } from "../../channel.js";
 import { createSlackChannel } from "./channel.js";
 
-export { SLACK_TEXT_LIMIT } from "./channel.js";
-export { slackSignatureHeaders } from "./sign.js";
-
 export interface SlackOptions {
   /** The app's signing secret: every request is checked against it. */
   signingSecret: string;
@@ -16,7 +13,7 @@ export interface SlackOptions {
   apiTimeoutMs?: number;
 }
 
-export const SLACK_DEFAULT_API_BASE_URL = "https://slack.com/api";
+const SLACK_DEFAULT_API_BASE_URL = "https://slack.com/api";
 
 /** Slack (Events API). Throws a ConfigError for options it cannot work with. */
 export function slack(options: SlackOptions): Channel {

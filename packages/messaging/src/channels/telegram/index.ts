@@ -2,8 +2,6 @@ import { configError } from "@agent-platform/common/internal";
 import type { Channel } from "../../channel.js";
 import { createTelegramChannel } from "./channel.js";
 
-export { TELEGRAM_TEXT_LIMIT } from "./channel.js";
-
 export interface TelegramOptions {
   /** The bot token from @BotFather (`<bot id>:<secret>`). */
   botToken: string;

@@ -2,8 +2,6 @@ import { configError } from "@agent-platform/common/internal";
 import type { Channel } from "../../channel.js";
 import { createWhatsAppChannel } from "./channel.js";
 
-export { signatureFor as whatsAppSignature } from "./sign.js";
-
 export interface WhatsAppOptions {
   /** Token Meta sends in the subscription handshake; without it the handshake answers 500. */
   verifyToken?: string | undefined;
@@ -21,7 +19,7 @@ export interface WhatsAppOptions {
   apiTimeoutMs?: number;
 }
 
-export const WHATSAPP_DEFAULT_API_BASE_URL = "https://graph.facebook.com/v25.0";
+const WHATSAPP_DEFAULT_API_BASE_URL = "https://graph.facebook.com/v25.0";
 
 /** WhatsApp through Meta's Cloud API. Throws a ConfigError for options it cannot work with. */
 export function whatsapp(options: WhatsAppOptions): Channel {
