@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { recordingLogger } from "../../common/test/recording-logger.js";
 import { testKeys } from "../test/fixtures/keys.js";
 import { createJwtAuthOn } from "./auth.js";
+import { keySourcesFromEnv } from "./env.js";
 import { platform as nodePlatform } from "./node/platform.js";
 import type { JwtRbacOptions } from "./options.js";
 import { platform as webPlatform } from "./platform.js";
@@ -190,5 +191,14 @@ describe("environment", () => {
     vi.stubEnv("JWT_VERIFICATION_KEY", "not-a-pem");
     await expect(create({ verificationKeys: [keys.rs256.publicPem] }).ready).resolves.toBeUndefined();
     expect(() => create({})).toThrow(/looks like a shared secret/);
+  });
+
+  it("keySourcesFromEnv reads the same two variables by the same rule, from a given environment too", () => {
+    expect(keySourcesFromEnv({})).toEqual({});
+    expect(keySourcesFromEnv({ JWT_VERIFICATION_KEY: "", JWT_JWKS_FILE: "" })).toEqual({});
+    const given = { JWT_VERIFICATION_KEY: "a\\nb", JWT_JWKS_FILE: "/keys.json", JWT_JWKS_URL: "https://x" };
+    expect(keySourcesFromEnv(given)).toEqual({ verificationKeys: ["a\\nb"], jwksFile: "/keys.json" });
+    vi.stubEnv("JWT_JWKS_FILE", "/from-process.json");
+    expect(keySourcesFromEnv()).toEqual({ jwksFile: "/from-process.json" });
   });
 });

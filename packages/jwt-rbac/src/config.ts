@@ -1,7 +1,7 @@
 import type { Logger } from "@agent-platform/common";
 import { configError, loggerOption } from "@agent-platform/common/internal";
 import type { JWK } from "jose";
-import { readEnv } from "./env.js";
+import { keySourcesFromEnv } from "./env.js";
 import {
   type CacheOptions,
   DEFAULT_CACHE,
@@ -340,10 +340,10 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
       options.jwksFile !== undefined ||
       options.jwksUrl !== undefined ||
       options.discovery !== undefined;
-    const envKey = explicit ? undefined : readEnv("JWT_VERIFICATION_KEY");
-    const jwksFile = explicit ? options.jwksFile : readEnv("JWT_JWKS_FILE");
+    const fromEnv = explicit ? {} : keySourcesFromEnv();
+    const jwksFile = explicit ? options.jwksFile : fromEnv.jwksFile;
 
-    const verificationKeys = [...(options.verificationKeys ?? (envKey === undefined ? [] : [envKey]))];
+    const verificationKeys = [...(options.verificationKeys ?? fromEnv.verificationKeys ?? [])];
     if (options.secretKey !== undefined) {
       logger.warn("jwt-rbac: `secretKey` is deprecated; pass it in `verificationKeys`");
       verificationKeys.push(options.secretKey);

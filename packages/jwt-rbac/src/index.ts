@@ -6,6 +6,7 @@ import { platform } from "./platform.js";
 // The platform's shared configuration error and logger shape, so a user of this package needs no other import.
 export { ConfigError, isConfigError, type Logger, type LogMethod } from "@agent-platform/common";
 export type { AuthRequest, AuthResult, JwtAuth } from "./auth.js";
+export { keySourcesFromEnv } from "./env.js";
 export {
   AuthError,
   type AuthErrorBody,
