@@ -41,10 +41,12 @@ export interface AuthRequest {
   readonly origin?: string | (() => string | undefined) | undefined;
 }
 
+/** What `authenticate` resolves to: the request's state, or the `AuthError` to answer with. */
 export type AuthResult<C extends object = JWTPayload> =
   | { readonly ok: true; readonly state: AuthState<C> }
   | { readonly ok: false; readonly error: AuthError };
 
+/** The framework-free authenticator `createJwtAuth` builds once; the adapters wrap it. */
 export interface JwtAuth<C extends object = JWTPayload> {
   /** Never rejects for a bad request; rejects only when the keys could not be imported (see `ready`). */
   authenticate(request: AuthRequest): Promise<AuthResult<C>>;

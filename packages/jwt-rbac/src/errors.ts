@@ -1,6 +1,7 @@
 /** Realm announced in every `WWW-Authenticate` challenge. */
 export const REALM = "platform";
 
+/** The `error_code` of an `AuthError` answer. */
 export type AuthErrorCode = "BAD_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "CSRF_REJECTED";
 
 /**
@@ -36,6 +37,7 @@ const STATUS = {
   CSRF_REJECTED: 403,
 } as const satisfies Record<AuthErrorCode, number>;
 
+/** The JSON body of an `AuthError` answer. */
 export interface AuthErrorBody {
   readonly detail: string;
   readonly error_code: AuthErrorCode;

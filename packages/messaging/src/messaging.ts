@@ -51,6 +51,7 @@ export interface CommitOptions {
   maxWaitMs?: number;
 }
 
+/** Options of `createMessaging`. */
 export interface MessagingOptions {
   /** The database of the inbox (schema `messaging`, migrated on first use). */
   sql: Sql;
@@ -70,6 +71,7 @@ export interface MessagingOptions {
   listen?: boolean;
 }
 
+/** The durable inbox `createMessaging` returns: webhook handlers, the inbox, the workers. */
 export interface Messaging {
   /** Names of the configured channels. */
   readonly channels: readonly string[];

@@ -44,11 +44,13 @@ declare module "express-serve-static-core" {
   }
 }
 
+/** Express `jwtRbac()` options: the core options and how a refusal is answered. */
 export interface ExpressJwtRbacOptions extends JwtRbacOptions {
   /** Pass the `AuthError` to `next(err)` for the app's own error handler instead of answering. */
   passError?: boolean;
 }
 
+/** What Express `jwtRbac()` returns: the middleware, carrying its authenticator as `.auth`. */
 export type ExpressJwtRbacMiddleware<C extends object = JWTPayload> = ClaimsHandler<C> & {
   readonly auth: JwtAuth<C>;
 };

@@ -11,6 +11,7 @@ import {
 import { canonicalPath } from "../rbac/canonical-path.js";
 import { originOfUrl } from "../token/csrf.js";
 
+/** `withJwtRbac` options: the core options and where the handler is mounted. */
 export interface FetchJwtRbacOptions extends JwtRbacOptions {
   /**
    * Where the wrapped handler is mounted (`/api`): mappings and exclusions are matched on the path
@@ -54,6 +55,7 @@ export async function authenticateRequest<C extends object = JWTPayload>(
   return result.ok ? result.state : errorResponse(result.error);
 }
 
+/** A Fetch handler that receives the request's `AuthState` after the request, then the runtime's own arguments (`env`, `ctx`). */
 export type FetchJwtRbacHandler<C extends object, A extends unknown[]> = (
   request: Request,
   auth: AuthState<C>,

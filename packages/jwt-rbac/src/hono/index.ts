@@ -18,10 +18,12 @@ export interface JwtRbacVariables<C extends object = JWTPayload> {
   auth: AuthState<C>;
 }
 
+/** The Hono `Env` of an app using the middleware: `c.get("auth")` is the request's `AuthState`. */
 export interface JwtRbacEnv<C extends object = JWTPayload> {
   Variables: JwtRbacVariables<C>;
 }
 
+/** What `jwtRbac()` returns: the Hono middleware, carrying its authenticator as `.auth`. */
 export type JwtRbacMiddleware<C extends object = JWTPayload> = MiddlewareHandler<JwtRbacEnv<C>> & {
   /** The core authenticator (for `ready`, `clearCache`). */
   readonly auth: JwtAuth<C>;

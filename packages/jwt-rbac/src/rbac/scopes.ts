@@ -13,6 +13,7 @@ export type ParsedScope =
 
 /** `id` of a global scope. */
 export const ANY_ID = "*";
+/** The scope that grants every route (`adminScope` replaces it). */
 export const DEFAULT_ADMIN_SCOPE = "platform:admin";
 const ALL_IDS: ReadonlySet<string> = new Set([ANY_ID]);
 
@@ -25,6 +26,7 @@ function isPart(part: string | undefined): part is string {
   return true;
 }
 
+/** A scope string read as global, per-resource or admin; `undefined` when it is none of them. */
 export function parseScope(scope: string, adminScope: string = DEFAULT_ADMIN_SCOPE): ParsedScope | undefined {
   if (scope === adminScope) return { kind: "admin" };
   const parts = scope.split(":");

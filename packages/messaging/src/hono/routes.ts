@@ -19,6 +19,7 @@ function channelTag(name: string) {
   return `messaging (${name})`;
 }
 
+/** Options of `messagingRoutes`. */
 export interface MessagingRoutesOptions {
   /** Channels that get a status route, configured or not. Default: every channel the package ships. */
   channels?: readonly ChannelRoute[];

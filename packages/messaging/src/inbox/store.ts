@@ -5,7 +5,9 @@ import { GroupCommit, type GroupCommitOptions } from "./group-commit.js";
 import { jsonForPostgres, textForPostgres } from "./postgres-text.js";
 import { INBOX_NOTIFY_CHANNEL } from "./wakeup.js";
 
+/** The statuses of an inbox row (`rejected`: content refused by a per-message limit, never answered). */
 export const INBOX_STATUSES = ["pending", "processing", "done", "failed", "rejected"] as const;
+/** One of `INBOX_STATUSES`. */
 export type InboxStatus = (typeof INBOX_STATUSES)[number];
 
 /** A row a worker holds: updates only succeed while `leaseId` is still the row's lease. */

@@ -2,6 +2,7 @@ import { configError } from "@agent-platform/common/internal";
 import type { Channel } from "../../channel.js";
 import { createSlackChannel } from "./channel.js";
 
+/** Options of `slack()`. */
 export interface SlackOptions {
   /** The app's signing secret: every request is checked against it. */
   signingSecret: string;

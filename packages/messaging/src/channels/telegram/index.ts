@@ -2,6 +2,7 @@ import { configError } from "@agent-platform/common/internal";
 import type { Channel } from "../../channel.js";
 import { createTelegramChannel } from "./channel.js";
 
+/** Options of `telegram()`. */
 export interface TelegramOptions {
   /** The bot token from @BotFather (`<bot id>:<secret>`). */
   botToken: string;

@@ -2,6 +2,7 @@ import { configError } from "@agent-platform/common/internal";
 import type { Channel } from "../../channel.js";
 import { createWhatsAppChannel } from "./channel.js";
 
+/** Options of `whatsapp()`. */
 export interface WhatsAppOptions {
   /** Token Meta sends in the subscription handshake; without it the handshake answers 500. */
   verifyToken?: string | undefined;
