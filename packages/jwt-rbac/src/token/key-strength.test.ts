@@ -112,6 +112,14 @@ describe("NIST EC", () => {
     },
   );
 
+  it.each(Object.keys(field) as (keyof typeof field)[])(
+    "%s: refuses (0, 0), the identity's encoding",
+    (crv) => {
+      const zero = pad(0n, length[crv]);
+      expect(keyWeakness({ kty: "EC", crv, x: zero, y: zero })).toBe(`its point is not on ${crv}`);
+    },
+  );
+
   it("does not judge curves it never uses", () => {
     expect(keyWeakness({ kty: "EC", crv: "secp256k1", x: "AA", y: "AA" })).toBeUndefined();
   });
