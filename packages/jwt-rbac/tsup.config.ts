@@ -11,11 +11,11 @@ const entry = {
 };
 
 // The Node build swaps the one runtime-specific module (signature verification, JWKS files).
-const nodePlatform: Plugin = {
-  name: "node-platform",
+const nodeRuntime: Plugin = {
+  name: "node-runtime",
   setup(build) {
-    build.onResolve({ filter: /^\.\/platform\.js$/ }, (args) =>
-      args.importer.endsWith(resolve("src/index.ts")) ? { path: resolve("src/node/platform.ts") } : undefined,
+    build.onResolve({ filter: /^\.\/runtime\.js$/ }, (args) =>
+      args.importer.endsWith(resolve("src/index.ts")) ? { path: resolve("src/node/runtime.ts") } : undefined,
     );
   },
 };
@@ -40,6 +40,6 @@ export default defineConfig([
     outDir: "dist/node",
     dts: false,
     platform: "node",
-    esbuildPlugins: [nodePlatform],
+    esbuildPlugins: [nodeRuntime],
   },
 ]);

@@ -11,7 +11,7 @@ import { type AuthState, anonymousState, authenticatedState, NO_IDS } from "./st
 import { TokenCache } from "./token/cache.js";
 import type { HeadersInput } from "./token/headers.js";
 import { resolveToken } from "./token/resolve.js";
-import type { Platform } from "./token/signature-types.js";
+import type { Runtime } from "./token/signature-types.js";
 import { loadTrust, type Trust } from "./token/trust.js";
 import { TokenVerifier, type VerifyResult } from "./token/verify.js";
 
@@ -96,16 +96,16 @@ function excludedPaths(
     (walk && table.match(method, segments) !== undefined);
 }
 
-/** `createJwtAuth` on a given platform (the public entry points bind the runtime's own). */
+/** `createJwtAuth` on a given runtime build (the public entry points bind their own). */
 export function createJwtAuthOn<C extends object = JWTPayload>(
-  platform: Platform,
+  runtime: Runtime,
   options: JwtRbacOptions,
 ): JwtAuth<C> {
-  const config = resolveConfig(options, platform);
+  const config = resolveConfig(options, runtime);
   const { logger } = config;
   const cache =
     config.cache === false ? undefined : new TokenCache<VerifiedToken>(config.cache.max, config.cache.ttlMs);
-  const verifier = new TokenVerifier(config, platform);
+  const verifier = new TokenVerifier(config, runtime);
   const excluded = excludedPaths(config.excludedRoutePaths, config.caseSensitiveRoutes);
   const authorizer = config.authorization ? new Authorizer(config) : undefined;
   const anonymous: AuthResult<C> = { ok: true, state: anonymousState(config.authorization) };
@@ -113,7 +113,7 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
 
   let trust: Trust | undefined;
   // A remote key set whose content changed: tokens verified with the old keys must be verified again.
-  const loading = loadTrust(config, platform.verifier, logger, () => cache?.clear());
+  const loading = loadTrust(config, runtime.verifier, logger, () => cache?.clear());
   const ready = loading.then((loaded) => {
     trust = loaded;
   });
@@ -202,7 +202,7 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
 
   return {
     ready,
-    verifier: platform.verifier.name,
+    verifier: runtime.verifier.name,
     routeAccess: (method, path) => routeAccess(accessTables, method, path),
     clearCache: () => cache?.clear(),
     authenticateNow,

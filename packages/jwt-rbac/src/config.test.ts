@@ -7,11 +7,11 @@ import { recordingLogger } from "../../common/test/recording-logger.js";
 import { testKeys } from "../test/fixtures/keys.js";
 import { createJwtAuthOn } from "./auth.js";
 import { keySourcesFromEnv } from "./env.js";
-import { platform as nodePlatform } from "./node/platform.js";
+import { runtime as nodeRuntime } from "./node/runtime.js";
 import type { JwtRbacOptions } from "./options.js";
-import { platform as webPlatform } from "./platform.js";
+import { runtime as webRuntime } from "./runtime.js";
 
-const create = (options: JwtRbacOptions) => createJwtAuthOn(nodePlatform, options);
+const create = (options: JwtRbacOptions) => createJwtAuthOn(nodeRuntime, options);
 const SECRET = "0123456789abcdef0123456789abcdef";
 const dir = mkdtempSync(join(tmpdir(), "jwt-rbac-config-"));
 
@@ -145,7 +145,7 @@ describe("construction fails fast", () => {
   });
 
   it("says that jwksFile needs Node on other runtimes", () => {
-    expect(() => createJwtAuthOn(webPlatform, { jwksFile: "/x.json" })).toThrow(/pass the JWKS inline/);
+    expect(() => createJwtAuthOn(webRuntime, { jwksFile: "/x.json" })).toThrow(/pass the JWKS inline/);
   });
 
   it("rejects ready when a PEM cannot be imported for the algorithm", async () => {

@@ -22,7 +22,7 @@ import type { ClaimRules } from "./token/claims.js";
 import { isAllowedRemoteUrl } from "./token/fetch-json.js";
 import { checkKeyShapes, type KeySources, normalisePem, parseJwks } from "./token/keys.js";
 import type { RemoteKeysSettings } from "./token/remote-jwks.js";
-import type { Platform } from "./token/signature-types.js";
+import type { Runtime } from "./token/signature-types.js";
 
 /** One trusted issuer (or, without `issuers`, the top-level options): its keys and claim rules. */
 export interface IssuerConfig extends KeySources, ClaimRules {
@@ -314,7 +314,7 @@ function resolveIssuers(
  * Options, defaults and the environment, resolved once and validated synchronously, so construction
  * fails fast. Key import itself is asynchronous (WebCrypto) and happens right after.
  */
-export function resolveConfig(options: JwtRbacOptions, platform: Platform): ResolvedConfig {
+export function resolveConfig(options: JwtRbacOptions, runtime: Runtime): ResolvedConfig {
   const logger = loggerOption(options.logger, "jwt-rbac");
   const algorithms = resolveAlgorithms(options.algorithms ?? [options.algorithm ?? "RS256"], "algorithms");
   const validate = options.validate ?? true;
@@ -352,7 +352,7 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
     if (issuer !== undefined && issuer.size === 0) throw configError("jwt-rbac", "issuer must not be empty");
     const single = typeof options.issuer === "string" ? options.issuer : undefined;
     const fileJwks =
-      jwksFile === undefined ? [] : parseJwks(platform.readJwksFile(jwksFile), `JWKS file "${jwksFile}"`);
+      jwksFile === undefined ? [] : parseJwks(runtime.readJwksFile(jwksFile), `JWKS file "${jwksFile}"`);
     const keys = resolveKeySources({ ...options, verificationKeys }, algorithms, "", single, fileJwks);
     if (validate && !hasKeys(keys)) {
       throw configError(

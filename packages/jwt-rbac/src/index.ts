@@ -1,7 +1,7 @@
 import type { JWTPayload } from "jose";
 import { createJwtAuthOn, type JwtAuth } from "./auth.js";
 import type { JwtRbacOptions } from "./options.js";
-import { platform } from "./platform.js";
+import { runtime } from "./runtime.js";
 
 // The platform's shared configuration error and logger shape, so a user of this package needs no other import.
 export { ConfigError, isConfigError, type Logger, type LogMethod } from "@agent-platform/common";
@@ -36,5 +36,5 @@ export type { HeadersInput } from "./token/headers.js";
  * for invalid configuration; key import failures reject `ready`.
  */
 export function createJwtAuth<C extends object = JWTPayload>(options: JwtRbacOptions = {}): JwtAuth<C> {
-  return createJwtAuthOn<C>(platform, options);
+  return createJwtAuthOn<C>(runtime, options);
 }

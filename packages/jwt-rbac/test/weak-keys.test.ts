@@ -8,17 +8,17 @@ import { recordingLogger } from "../../common/test/recording-logger.js";
 import { createJwtAuthOn } from "../src/auth.js";
 import type { JwtRbacOptions } from "../src/index.js";
 import { ConfigError } from "../src/index.js";
-import { platform as nodePlatform } from "../src/node/platform.js";
-import { platform as webPlatform } from "../src/platform.js";
-import type { Platform } from "../src/token/signature-types.js";
+import { runtime as nodeRuntime } from "../src/node/runtime.js";
+import { runtime as webRuntime } from "../src/runtime.js";
+import type { Runtime } from "../src/token/signature-types.js";
 import { craft, rsaSigner } from "./fixtures/hostile-tokens.js";
 import { NOW_S, selfSignedCertificate, sign, type TestKeys, testKeys } from "./fixtures/keys.js";
 import { type RsaFixture, rocaKeyPair, rsaKeyPair, withExponent } from "./fixtures/weak-keys.js";
 
 // Weak keys are refused (configured keys) or skipped (JWKS keys) identically by both builds.
-const PLATFORMS: readonly [string, Platform][] = [
-  ["webcrypto (jose)", webPlatform],
-  ["node:crypto", nodePlatform],
+const RUNTIMES: readonly [string, Runtime][] = [
+  ["webcrypto (jose)", webRuntime],
+  ["node:crypto", nodeRuntime],
 ];
 
 let keys: TestKeys;
@@ -36,15 +36,15 @@ beforeAll(async () => {
 });
 afterAll(() => jwksServer.close());
 
-async function refusal(platform: Platform, options: JwtRbacOptions): Promise<unknown> {
-  return createJwtAuthOn(platform, { cache: false, ...options }).ready.then(
+async function refusal(runtime: Runtime, options: JwtRbacOptions): Promise<unknown> {
+  return createJwtAuthOn(runtime, { cache: false, ...options }).ready.then(
     () => "accepted",
     (error: unknown) => error,
   );
 }
 
-async function outcome(platform: Platform, options: JwtRbacOptions, token: string) {
-  const auth = createJwtAuthOn(platform, { cache: false, ...options });
+async function outcome(runtime: Runtime, options: JwtRbacOptions, token: string) {
+  const auth = createJwtAuthOn(runtime, { cache: false, ...options });
   await auth.ready;
   const result = await auth.authenticate({
     method: "GET",
@@ -60,7 +60,7 @@ function rs256(key: RsaFixture, sub: string, kid?: string): string {
   return craft(header, JSON.stringify({ sub, exp: NOW_S() + 300 }), rsaSigner(key.privateKey));
 }
 
-describe.each(PLATFORMS)("%s", (_name, platform) => {
+describe.each(RUNTIMES)("%s", (_name, runtime) => {
   describe("a configured weak key is a configuration error naming the key", () => {
     const cases: [string, () => string, RegExp][] = [
       ["1024-bit PEM SPKI", () => rsa1024.publicPem, /RSA modulus has 1024 bits, fewer than 2048/],
@@ -75,7 +75,7 @@ describe.each(PLATFORMS)("%s", (_name, platform) => {
       ["ROCA PEM SPKI", () => roca.publicPem, /ROCA fingerprint/],
     ];
     it.each(cases)("%s", async (_label, key, reason) => {
-      const error = await refusal(platform, {
+      const error = await refusal(runtime, {
         algorithms: ["RS256", "PS256"],
         verificationKeys: [keys.rs256.publicPem, key()],
       });
@@ -89,7 +89,7 @@ describe.each(PLATFORMS)("%s", (_name, platform) => {
       const options = {
         verificationKeys: [keys.certificatePem, JSON.stringify(withExponent(keys.rs256.publicJwk, 3n))],
       };
-      expect(await refusal(platform, options)).toBe("accepted");
+      expect(await refusal(runtime, options)).toBe("accepted");
     });
   });
 
@@ -120,20 +120,20 @@ describe.each(PLATFORMS)("%s", (_name, platform) => {
       const options = { jwks: jwks() as { keys: JWK[] }, logger };
       expect(
         await outcome(
-          platform,
+          runtime,
           options,
           await sign({ sub: "g" }, "RS256", keys.rs256.privateKey, { kid: "good" }),
         ),
       ).toEqual({ ok: true, userId: "g" });
-      expect(await outcome(platform, options, rs256(rsa1024, "w", "old"))).toEqual({
+      expect(await outcome(runtime, options, rs256(rsa1024, "w", "old"))).toEqual({
         ok: false,
         reason: "unknown_kid",
       });
-      expect(await outcome(platform, options, rs256(roca, "w", "roca"))).toEqual({
+      expect(await outcome(runtime, options, rs256(roca, "w", "roca"))).toEqual({
         ok: false,
         reason: "unknown_kid",
       });
-      expect(await outcome(platform, options, rs256(rsa1024, "w"))).toEqual({
+      expect(await outcome(runtime, options, rs256(rsa1024, "w"))).toEqual({
         ok: false,
         reason: "invalid_signature",
       });
@@ -143,20 +143,20 @@ describe.each(PLATFORMS)("%s", (_name, platform) => {
     });
 
     // Files are read by the Node build only (the web build says so: tested in config.test.ts).
-    it.skipIf(platform !== nodePlatform)("JWKS file", async () => {
+    it.skipIf(runtime !== nodeRuntime)("JWKS file", async () => {
       const dir = mkdtempSync(join(tmpdir(), "jwt-rbac-weak-"));
       const jwksFile = join(dir, "jwks.json");
       writeFileSync(jwksFile, JSON.stringify(jwks()));
       const { warnings, logger } = recordingLogger();
       const token = await sign({ sub: "g" }, "RS256", keys.rs256.privateKey, { kid: "good" });
-      expect(await outcome(platform, { jwksFile, logger }, token)).toEqual({ ok: true, userId: "g" });
+      expect(await outcome(runtime, { jwksFile, logger }, token)).toEqual({ ok: true, userId: "g" });
       expectWarnings(warnings, "JWKS");
     });
 
     it("remote JWKS: the weak keys never reach jose's key set", async () => {
       jwksServer.answer = { body: jwks() };
       const { warnings, logger } = recordingLogger();
-      const auth = createJwtAuthOn(platform, { cache: false, jwksUrl, logger });
+      const auth = createJwtAuthOn(runtime, { cache: false, jwksUrl, logger });
       await auth.ready;
       const ask = async (token: string) => {
         const result = await auth.authenticate({
@@ -179,7 +179,7 @@ describe.each(PLATFORMS)("%s", (_name, platform) => {
   });
 
   it("a JWKS of weak keys only is a configuration error", async () => {
-    const error = await refusal(platform, { jwks: { keys: [{ ...rsa1024.publicJwk, kid: "old" }] } });
+    const error = await refusal(runtime, { jwks: { keys: [{ ...rsa1024.publicJwk, kid: "old" }] } });
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toBe("no JWKS key can be used with RS256");
   });

@@ -4,7 +4,7 @@ import type { Base64UrlCodec } from "./base64url.js";
 import { checkClaims } from "./claims.js";
 import { type DecodedJws, decodeJws } from "./decode.js";
 import type { PreparedKey } from "./keys.js";
-import type { Platform, SignatureVerifier } from "./signature-types.js";
+import type { Runtime, SignatureVerifier } from "./signature-types.js";
 import { selectIssuer, type Trust, type TrustedIssuer } from "./trust.js";
 
 export interface VerifierConfig {
@@ -47,10 +47,10 @@ export class TokenVerifier {
   readonly #codec: Base64UrlCodec;
   readonly #allowed: ReadonlySet<string>;
 
-  constructor(config: VerifierConfig, platform: Platform) {
+  constructor(config: VerifierConfig, runtime: Runtime) {
     this.#config = config;
-    this.#verifier = platform.verifier;
-    this.#codec = platform.base64Url;
+    this.#verifier = runtime.verifier;
+    this.#codec = runtime.base64Url;
     this.#allowed = new Set(config.algorithms);
   }
 
