@@ -8,7 +8,7 @@ import { compareVersions, parseVersion, type Version } from "./version.js";
 const EXPLICIT_CHECKSUM = /^[\x21-\x7e](?:[\x20-\x7e]{0,126}[\x21-\x7e])?$/;
 
 /** A migration from the list, validated, with its parsed version and checksum. */
-export interface CatalogEntry {
+export interface CheckedMigration {
   readonly version: Version;
   readonly name: string;
   /** `null`: no checksum (see `checksumOf`), so no drift check. */
@@ -18,22 +18,22 @@ export interface CatalogEntry {
 }
 
 /** The validated migration list in version order. */
-export function buildCatalog(migrations: readonly Migration[]): CatalogEntry[] {
+export function checkMigrations(migrations: readonly Migration[]): CheckedMigration[] {
   if (!Array.isArray(migrations) || migrations.length === 0) {
     throw configError("migrator", "`migrations` must be a non-empty array of migrations", "migrations");
   }
   const entries = migrations.map(toEntry);
   entries.sort((a, b) => compareVersions(a.version, b.version));
   for (let i = 1; i < entries.length; i++) {
-    const entry = entries[i] as CatalogEntry;
-    if (compareVersions((entries[i - 1] as CatalogEntry).version, entry.version) === 0) {
+    const entry = entries[i] as CheckedMigration;
+    if (compareVersions((entries[i - 1] as CheckedMigration).version, entry.version) === 0) {
       throw new DuplicateVersionError(entry.version.text);
     }
   }
   return entries;
 }
 
-function toEntry(migration: Migration, index: number): CatalogEntry {
+function toEntry(migration: Migration, index: number): CheckedMigration {
   const where = `migrations[${index}]`;
   if (typeof migration !== "object" || migration === null) {
     throw configError("migrator", `${where} must be an object`, "migrations");
