@@ -5,7 +5,7 @@ import type { Channel, HeaderReader, ParsedDelivery } from "./channel.js";
 import { InvalidPayloadError, PayloadTooLargeError } from "./errors.js";
 import type { InboxStore, InsertCounts } from "./inbox/store.js";
 import { boundMessages } from "./limits.js";
-import { readRawBody } from "./raw-body.js";
+import { readRawBody } from "./read-body.js";
 
 /** Chat products' deliveries are a few KiB; the cap only has to stop abuse. */
 export const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
