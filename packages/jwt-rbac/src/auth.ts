@@ -133,7 +133,11 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     return entry;
   }
 
-  function settle(token: string, verified: VerifyResult, nowMs: number): VerifiedToken | AuthError {
+  function verifiedTokenOrError(
+    token: string,
+    verified: VerifyResult,
+    nowMs: number,
+  ): VerifiedToken | AuthError {
     return verified instanceof AuthError ? verified : toVerifiedToken(token, verified.payload, nowMs);
   }
 
@@ -144,13 +148,13 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
   ): VerifiedToken | AuthError | Promise<VerifiedToken | AuthError> {
     if (trust === undefined) {
       return loading.then(async (loaded) =>
-        settle(token, await verifier.verify(token, loaded, nowMs), nowMs),
+        verifiedTokenOrError(token, await verifier.verify(token, loaded, nowMs), nowMs),
       );
     }
     const verified = verifier.verify(token, trust, nowMs);
     return verified instanceof Promise
-      ? verified.then((result) => settle(token, result, nowMs))
-      : settle(token, verified, nowMs);
+      ? verified.then((result) => verifiedTokenOrError(token, result, nowMs))
+      : verifiedTokenOrError(token, verified, nowMs);
   }
 
   function refuse(method: string, error: AuthError): AuthResult<C> {
