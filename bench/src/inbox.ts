@@ -1,8 +1,10 @@
-import { createHmac, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createTestDatabase } from "@agent-platform/test-support/database";
+import { whatsAppSignature } from "@agent-platform/test-support/webhook-signatures";
 import postgres from "postgres";
 import { databaseGroup } from "./group.js";
 import {
@@ -15,7 +17,7 @@ import {
 import type { Arrivals } from "./servers/stand-in.js";
 import { sig, sleep } from "./stats.js";
 import type { GroupResult, Target } from "./types.js";
-import { benchDatabase, delivery, referenceServerEnv } from "./webhook.js";
+import { delivery, referenceServerEnv } from "./webhook.js";
 
 const SERVER_SCRIPT = join(import.meta.dirname, "servers", "reference-server.ts");
 const PROCESS_COUNTS = [1, 2, 4] as const;
@@ -79,7 +81,6 @@ function signer(appSecret: string): Signer {
   return {
     post(origin, messageId) {
       const body = delivery(messageId);
-      const signature = createHmac("sha256", appSecret).update(body).digest("hex");
       return new Promise((resolve) => {
         const sent = request(
           `${origin}/whatsapp/webhook`,
@@ -89,7 +90,7 @@ function signer(appSecret: string): Signer {
             headers: {
               "content-type": "application/json",
               "content-length": Buffer.byteLength(body),
-              "x-hub-signature-256": `sha256=${signature}`,
+              "x-hub-signature-256": whatsAppSignature(body, appSecret),
             },
           },
           (response) => {
@@ -212,7 +213,7 @@ async function endToEnd(
   timeoutMs: number,
   dataDirs: string[],
 ): Promise<EndToEnd> {
-  const database = await benchDatabase(url, `bench_inbox_${processes}p`);
+  const database = await createTestDatabase(`bench_inbox_${processes}p`, url);
   const chatApi = await startStandIn("chat-api");
   const appSecret = randomBytes(24).toString("hex");
   const { post, close } = signer(appSecret);
@@ -324,7 +325,7 @@ interface IdleLatency {
  * NOTIFY; deliveries to B wake its own worker in-process.
  */
 async function idleLatency(url: string, samples: number, dataDirs: string[]): Promise<IdleLatency[]> {
-  const database = await benchDatabase(url, "bench_inbox_idle");
+  const database = await createTestDatabase("bench_inbox_idle", url);
   const chatApi = await startStandIn("chat-api");
   const agent = await startStandIn("agent");
   const appSecret = randomBytes(24).toString("hex");

@@ -1,7 +1,9 @@
-import { createHmac, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createTestDatabase } from "@agent-platform/test-support/database";
+import { whatsAppSignature } from "@agent-platform/test-support/webhook-signatures";
 import postgres from "postgres";
 import { databaseGroup } from "./group.js";
 import {
@@ -114,26 +116,6 @@ export function referenceServerEnv(
   };
 }
 
-/** A fresh database on the real PostgreSQL for one group, dropped by drop(). */
-export async function benchDatabase(
-  url: string,
-  prefix: string,
-): Promise<{ url: string; drop(): Promise<void> }> {
-  // A database of its own: the inbox lives in a fixed schema, which tests running meanwhile may also use.
-  const database = `${prefix}_${process.pid}_${randomBytes(3).toString("hex")}`;
-  const admin = postgres(url, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`CREATE DATABASE "${database}"`);
-  const databaseUrl = new URL(url);
-  databaseUrl.pathname = `/${database}`;
-  return {
-    url: databaseUrl.href,
-    async drop() {
-      await admin.unsafe(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-      await admin.end();
-    },
-  };
-}
-
 const CASES = ["bare", "webhookBefore", "webhookAfter", "floor"] as const;
 type Case = (typeof CASES)[number];
 const CASE_LABELS: Record<Case, string> = {
@@ -153,7 +135,7 @@ export async function runWebhookGroup(options: { quick: boolean }): Promise<Grou
   const durationSeconds = options.quick ? 1 : 1.5;
   const warmupSeconds = options.quick ? 0 : 0.5;
 
-  const database = await benchDatabase(url, "bench_webhook");
+  const database = await createTestDatabase("bench_webhook", url);
   const dataDirs = [
     mkdtempSync(join(tmpdir(), "bench-webhook-")),
     mkdtempSync(join(tmpdir(), "bench-webhook-")),
@@ -192,9 +174,11 @@ export async function runWebhookGroup(options: { quick: boolean }): Promise<Grou
     let sent = 0;
     const signed = () => {
       const body = Buffer.from(delivery(`wamid.bench.${runId}.${made++}`));
-      const signature = createHmac("sha256", appSecret).update(body).digest("hex");
       return {
-        headers: { "content-type": "application/json", "x-hub-signature-256": `sha256=${signature}` },
+        headers: {
+          "content-type": "application/json",
+          "x-hub-signature-256": whatsAppSignature(body, appSecret),
+        },
         body,
       };
     };

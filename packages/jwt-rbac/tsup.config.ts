@@ -10,24 +10,12 @@ const entry = {
   fetch: "src/fetch/index.ts",
 };
 
-// Adapters import the core through the package itself, so every subpath shares one core (one
-// `AuthError` class, one cache per instance) and a Node consumer gets the node:crypto core everywhere.
-const coreBySelfReference: Plugin = {
-  name: "core-by-self-reference",
-  setup(build) {
-    build.onResolve({ filter: /^\.\.\/index\.js$/ }, () => ({
-      path: "@agent-platform/jwt-rbac",
-      external: true,
-    }));
-  },
-};
-
 // The Node build swaps the one runtime-specific module (signature verification, JWKS files).
-const nodePlatform: Plugin = {
-  name: "node-platform",
+const nodeRuntime: Plugin = {
+  name: "node-runtime",
   setup(build) {
-    build.onResolve({ filter: /^\.\/platform\.js$/ }, (args) =>
-      args.importer.endsWith(resolve("src/index.ts")) ? { path: resolve("src/node/platform.ts") } : undefined,
+    build.onResolve({ filter: /^\.\/runtime\.js$/ }, (args) =>
+      args.importer.endsWith(resolve("src/index.ts")) ? { path: resolve("src/node/runtime.ts") } : undefined,
     );
   },
 };
@@ -37,18 +25,21 @@ const common: Options = {
   format: ["esm", "cjs"],
   sourcemap: true,
   target: "es2022",
-  splitting: false,
+  // Each build's entries share their modules as chunks: every subpath uses the one core of its build (one
+  // `AuthError` class, one cache per instance), and the adapters reach internals (the path rule, the origin
+  // helpers) without the root entry exporting them. A Node consumer gets the dist/node chunks everywhere.
+  splitting: true,
   treeshake: true,
   clean: false,
 };
 
 export default defineConfig([
-  { ...common, outDir: "dist", dts: true, esbuildPlugins: [coreBySelfReference] },
+  { ...common, outDir: "dist", dts: true },
   {
     ...common,
     outDir: "dist/node",
     dts: false,
     platform: "node",
-    esbuildPlugins: [coreBySelfReference, nodePlatform],
+    esbuildPlugins: [nodeRuntime],
   },
 ]);

@@ -3,18 +3,6 @@ import { defineConfig, type Options } from "tsup";
 
 type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
 
-// The Hono subpath imports the core through the package itself, so both entry points share one core
-// (one error class, one store) instead of each bundling a copy.
-const coreBySelfReference: Plugin = {
-  name: "core-by-self-reference",
-  setup(build) {
-    build.onResolve({ filter: /^\.\.\/index\.js$/ }, () => ({
-      path: "@agent-platform/messaging",
-      external: true,
-    }));
-  },
-};
-
 // The Node build swaps the one runtime-specific module: constant-time comparisons on node:crypto instead
 // of WebCrypto (src/node/secure-compare.ts says why). Workers get the WebCrypto build of `inbound`.
 const WEB_SECURE_COMPARE = resolve("src/secure-compare.ts");
@@ -43,11 +31,12 @@ export default defineConfig([
     clean: false,
     sourcemap: true,
     target: "es2022",
-    // The root entry and `inbound` share their common modules as chunks: one InvalidPayloadError class
-    // for both, and the chunks `inbound` loads hold nothing of the root's Node-only code.
+    // The entries share their common modules as chunks: one core for the root and `./hono` (one error class,
+    // one store), one InvalidPayloadError class for all, and the chunks `inbound` loads hold nothing of the
+    // root's Node-only code.
     splitting: true,
     treeshake: true,
-    esbuildPlugins: [coreBySelfReference, nodeCrypto],
+    esbuildPlugins: [nodeCrypto],
   },
   {
     // `inbound` for everything that is not Node (the exports map's worker, browser, deno and bun conditions).

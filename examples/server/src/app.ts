@@ -6,7 +6,7 @@ import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import type { Logger } from "pino";
 import { PROTECTED_RESOURCE_PATH } from "./auth.js";
-import type { PlatformDatabase } from "./databases.js";
+import type { RegisteredDatabase } from "./databases.js";
 import { type CorsSettings, corsMiddleware } from "./http/cors.js";
 import { registerDocs } from "./http/docs.js";
 import type { AppEnv } from "./http/env.js";
@@ -18,7 +18,7 @@ import { API_VERSION, registerMetaRoutes } from "./http/routes/meta.js";
 import { HeadersTooLargeResponse } from "./http/schemas.js";
 
 export interface AppDeps {
-  readonly databases: readonly PlatformDatabase[];
+  readonly databases: readonly RegisteredDatabase[];
   /** Versions of the platform schema's migrations, in order; listed when a target is unknown. */
   readonly knownVersions: readonly string[];
   /**

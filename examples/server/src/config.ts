@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { ConfigError } from "@agent-platform/common";
-import { type JwtAlgorithm, SUPPORTED_ALGORITHMS } from "@agent-platform/jwt-rbac";
+import { type JwtAlgorithm, keySourcesFromEnv, SUPPORTED_ALGORITHMS } from "@agent-platform/jwt-rbac";
 import { DEFAULT_RETRY, MAX_RETRY_ATTEMPTS, MAX_RETRY_WAIT_MS } from "@agent-platform/migrator";
 import { z } from "zod";
 import { describeEnvIssues, envBoolean, envEnum, envInteger, envList, envText, envUrl } from "./env-vars.js";
@@ -171,10 +171,6 @@ const serverEnvSchema = z.object({
   DATABASE_URL: postgresUrl,
   DATABASES: databasesList,
   PLATFORM_ID: envText.transform((value) => value ?? "agent-platform"),
-  // Passed on as given: jwt-rbac itself turns `\n` escapes into newlines, and only in PEM text, so an HS*
-  // secret that contains the two characters `\n` reaches it unchanged.
-  JWT_VERIFICATION_KEY: envText,
-  JWT_JWKS_FILE: envText,
   JWT_JWKS_URL: envUrl(),
   JWT_ALGORITHM: envText.pipe(z.enum(SUPPORTED_ALGORITHMS).optional()),
   JWT_AUDIENCE: envList,
@@ -213,6 +209,7 @@ export function loadConfig(env: Env = process.env): ServerConfig {
   ];
   if (!server.success || !messaging.success) throw invalidEnv(problems);
   const vars = server.data;
+  const jwtKeys = keySourcesFromEnv(env);
 
   const databases: DatabaseConfig[] = [];
   if (vars.DATABASE_URL !== undefined) databases.push({ id: "default", url: vars.DATABASE_URL });
@@ -240,8 +237,9 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     databases,
     platformId: vars.PLATFORM_ID,
     jwt: {
-      verificationKey: vars.JWT_VERIFICATION_KEY,
-      jwksFile: vars.JWT_JWKS_FILE,
+      // Read by jwt-rbac's own rule (an HS* secret containing the two characters `\n` reaches it unchanged).
+      verificationKey: jwtKeys.verificationKeys?.[0],
+      jwksFile: jwtKeys.jwksFile,
       jwksUrl: vars.JWT_JWKS_URL,
       algorithm: vars.JWT_ALGORITHM,
       audience: vars.JWT_AUDIENCE,

@@ -6,7 +6,7 @@ import { StartupError } from "./auth.js";
 import type { ServerConfig } from "./config.js";
 
 /** A registered database: its pool, its migrator over the platform schema, and how to close it. */
-export interface PlatformDatabase {
+export interface RegisteredDatabase {
   readonly id: string;
   readonly sql: Sql;
   readonly migrator: Migrator;
@@ -37,7 +37,7 @@ export async function openDatabases(
   config: ServerConfig,
   migrations: readonly Migration[],
   logger: Logger,
-): Promise<PlatformDatabase[]> {
+): Promise<RegisteredDatabase[]> {
   const register = (id: string, sql: Sql, embedded: boolean, close: () => Promise<void>) => ({
     id,
     sql,
@@ -77,7 +77,7 @@ export async function openDatabases(
 
 /** Ids of the databases that do not answer `SELECT 1` within `timeoutMs`. */
 export async function unreachableDatabases(
-  databases: readonly PlatformDatabase[],
+  databases: readonly RegisteredDatabase[],
   timeoutMs: number,
 ): Promise<string[]> {
   const results = await Promise.all(

@@ -1,6 +1,6 @@
 import { capEcho } from "@agent-platform/common/hono";
 import { type MigrateResult, type MigrationStatus, parseVersion } from "@agent-platform/migrator";
-import type { PlatformDatabase } from "./databases.js";
+import type { RegisteredDatabase } from "./databases.js";
 import { ApiError } from "./http/errors.js";
 
 export interface MigrationResultBody {
@@ -98,7 +98,7 @@ export function checkTarget(target: string | undefined, knownVersions: readonly 
 }
 
 export async function migrateDatabase(
-  database: PlatformDatabase,
+  database: RegisteredDatabase,
   target: string | undefined,
   knownVersions: readonly string[],
 ): Promise<MigrationResultBody> {
@@ -119,7 +119,7 @@ export async function migrateDatabase(
   };
 }
 
-export async function migrationStatus(database: PlatformDatabase): Promise<MigrationStatusBody> {
+export async function migrationStatus(database: RegisteredDatabase): Promise<MigrationStatusBody> {
   let status: MigrationStatus;
   try {
     status = await database.migrator.status();

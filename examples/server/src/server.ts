@@ -8,7 +8,7 @@ import type { Sql } from "postgres";
 import { createApp } from "./app.js";
 import { assertKeyConfigured, jwtOptions, protectedResourceMetadata, StartupError } from "./auth.js";
 import { hasJwtKey, type ServerConfig } from "./config.js";
-import { openDatabases, type PlatformDatabase } from "./databases.js";
+import { openDatabases, type RegisteredDatabase } from "./databases.js";
 import {
   DEV_KEY_ALGORITHM,
   type DevToken,
@@ -117,7 +117,7 @@ export async function startServer(
 
   // The platform database (inbox and the like): `default`, or the first one DATABASES names.
   const platformDatabase = (databases.find((database) => database.id === "default") ??
-    databases[0]) as PlatformDatabase;
+    databases[0]) as RegisteredDatabase;
   const sql = (databaseId = platformDatabase.id) => {
     const database = databases.find((candidate) => candidate.id === databaseId);
     if (database === undefined) throw new Error(`No database with id '${databaseId}'`);

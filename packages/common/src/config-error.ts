@@ -42,3 +42,16 @@ export function isConfigError(value: unknown): value is ConfigError {
       typeof (value as { component?: unknown }).component === "string")
   );
 }
+
+/**
+ * The `ConfigError` a package throws: `component` names the package, `option` the one option at fault, and
+ * `problems` every problem when several are reported at once. The packages' one way to make one.
+ */
+export function configError(
+  component: string,
+  message: string,
+  option?: string,
+  problems?: readonly string[],
+): ConfigError {
+  return new ConfigError(message, { component, option, problems });
+}

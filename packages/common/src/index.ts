@@ -1,4 +1,3 @@
 export { ConfigError, type ConfigErrorDetails, isConfigError } from "./config-error.js";
-export { type Logger, type LoggerOption, type LogMethod, loggerOption, SILENT_LOGGER } from "./logger.js";
-export { type HeaderReader, type NodeRawHeaders, nodeHeaderReader } from "./node-headers.js";
-export { readStreamWithin } from "./read-within.js";
+export type { Logger, LoggerOption, LogMethod } from "./logger.js";
+export type { HeaderReader } from "./node-headers.js";

@@ -14,6 +14,7 @@ export interface Logger {
   child(bindings: Record<string, unknown>): Logger;
 }
 
+/** One level of a `Logger`: `(fields, message?)` as pino takes it, or a bare message. */
 export interface LogMethod {
   (fields: object, message?: string): void;
   (message: string): void;

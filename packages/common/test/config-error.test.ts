@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, isConfigError, loggerOption, SILENT_LOGGER } from "../src/index.js";
+import { ConfigError, isConfigError } from "../src/index.js";
+import { configError, loggerOption, SILENT_LOGGER } from "../src/internal.js";
 
 describe("ConfigError", () => {
   it("carries a stable code, the component, the option and every problem", () => {
@@ -16,6 +17,14 @@ describe("ConfigError", () => {
     expect(error.option).toBe("schema");
     expect(error.problems).toEqual(["`schema` is not an identifier"]);
     expect(error.cause).toBe(cause);
+  });
+
+  it("configError names the component, the option at fault and every problem", () => {
+    const single = configError("migrator", "`dir` is unreadable", "dir");
+    expect(single).toBeInstanceOf(ConfigError);
+    expect(single).toMatchObject({ component: "migrator", option: "dir", problems: ["`dir` is unreadable"] });
+    const several = configError("messaging", "slack: A; B", undefined, ["A", "B"]);
+    expect(several).toMatchObject({ component: "messaging", option: undefined, problems: ["A", "B"] });
   });
 
   it("keeps a list of problems when several are reported at once", () => {

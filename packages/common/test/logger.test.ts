@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type Logger, loggerOption } from "../src/index.js";
+import type { Logger } from "../src/index.js";
+import { loggerOption } from "../src/internal.js";
 import { capturedConsole, levelsOnlyLogger } from "./plain-loggers.js";
 
 describe("loggerOption with a logger that has no child", () => {

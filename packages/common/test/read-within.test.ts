@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { readStreamWithin } from "../src/index.js";
+import { readStreamWithin } from "../src/internal.js";
 
 /** A stream of `chunks`, recording whether its reader cancelled it and how many chunks were pulled. */
 function streamOf(chunks: Uint8Array[], endless = false) {

@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { sign, type TestKeys, testKeys } from "../test/fixtures/keys.js";
 import { createJwtAuthOn } from "./auth.js";
-import { platform as nodePlatform } from "./node/platform.js";
-import { platform as webPlatform } from "./platform.js";
+import { runtime as nodeRuntime } from "./node/runtime.js";
+import { runtime as webRuntime } from "./runtime.js";
 
 let keys: TestKeys;
 beforeAll(async () => {
@@ -19,7 +19,7 @@ function request(token: string | undefined) {
 
 describe("authenticateNow: the same answers as authenticate(), without a promise when none is needed", () => {
   it("answers directly with the node:crypto verifier once the keys are loaded", async () => {
-    const auth = createJwtAuthOn(nodePlatform, { algorithm: "HS256", verificationKeys: [keys.hsSecret] });
+    const auth = createJwtAuthOn(nodeRuntime, { algorithm: "HS256", verificationKeys: [keys.hsSecret] });
     await auth.ready;
     const token = await sign({ sub: "u1" }, "HS256", keys.hsSecret);
     const now = auth.authenticateNow(request(token));
@@ -29,7 +29,7 @@ describe("authenticateNow: the same answers as authenticate(), without a promise
   });
 
   it("answers a refusal directly", async () => {
-    const auth = createJwtAuthOn(webPlatform, { algorithm: "HS256", verificationKeys: [keys.hsSecret] });
+    const auth = createJwtAuthOn(webRuntime, { algorithm: "HS256", verificationKeys: [keys.hsSecret] });
     await auth.ready;
     const refused = auth.authenticateNow(request(undefined));
     expect(refused).not.toBeInstanceOf(Promise);
@@ -38,7 +38,7 @@ describe("authenticateNow: the same answers as authenticate(), without a promise
   });
 
   it("returns a promise while WebCrypto verifies, and answers a cached token directly", async () => {
-    const auth = createJwtAuthOn(webPlatform, { algorithm: "HS256", verificationKeys: [keys.hsSecret] });
+    const auth = createJwtAuthOn(webRuntime, { algorithm: "HS256", verificationKeys: [keys.hsSecret] });
     await auth.ready;
     const token = await sign({ sub: "u2" }, "HS256", keys.hsSecret);
     const first = auth.authenticateNow(request(token));
@@ -59,7 +59,7 @@ describe("excluded paths", () => {
     options: { caseSensitiveRoutes?: boolean; excludedRoutePaths?: string[] },
     path: string,
   ) {
-    const auth = createJwtAuthOn(nodePlatform, {
+    const auth = createJwtAuthOn(nodeRuntime, {
       algorithm: "HS256",
       verificationKeys: [keys.hsSecret],
       ...options,

@@ -14,7 +14,7 @@ import { DpopGate } from "./token/dpop/index.js";
 import { type HeadersInput, isCorsPreflight } from "./token/headers.js";
 import { type OpaqueOutcome, OpaqueTokens } from "./token/introspection/index.js";
 import { resolveToken } from "./token/resolve.js";
-import type { Platform } from "./token/signature-types.js";
+import type { Runtime } from "./token/signature-types.js";
 import { loadTrust, type Trust } from "./token/trust.js";
 import { TokenVerifier, type VerifyResult } from "./token/verify.js";
 
@@ -38,9 +38,8 @@ export interface AuthRequest {
    * The request's own origin (`scheme://host[:port]`): the `Origin` a same-origin request carries,
    * allowed by default for cookie-authenticated unsafe requests. Needed only then, so it may be a function
    * called only then, as the adapters pass (Hono, Fetch: the request URL's; Express: `req.protocol` and the
-   * Host header). Not a getter: an accessor property puts the object V8 builds for every request into
-   * dictionary mode, with an old-generation accessor pair that keeps the request alive through young-generation
-   * collections (see `lint/no-object-literal-accessor.grit`).
+   * Host header). A value or a function, never a getter, which kept every request alive longer (see
+   * bench/notes/profiles.md, "Why the code is as it is").
    */
   readonly origin?: string | (() => string | undefined) | undefined;
   /**
@@ -50,6 +49,7 @@ export interface AuthRequest {
   readonly url?: string | (() => string | undefined) | undefined;
 }
 
+/** What `authenticate` resolves to: the request's state, or the `AuthError` to answer with. */
 export type AuthResult<C extends object = JWTPayload> =
   | {
       readonly ok: true;
@@ -59,6 +59,7 @@ export type AuthResult<C extends object = JWTPayload> =
     }
   | { readonly ok: false; readonly error: AuthError };
 
+/** The framework-free authenticator `createJwtAuth` builds once; the adapters wrap it. */
 export interface JwtAuth<C extends object = JWTPayload> {
   /** Never rejects for a bad request; rejects only when the keys could not be imported (see `ready`). */
   authenticate(request: AuthRequest): Promise<AuthResult<C>>;
@@ -110,26 +111,26 @@ function excludedPaths(
     (walk && table.match(method, segments) !== undefined);
 }
 
-/** `createJwtAuth` on a given platform (the public entry points bind the runtime's own). */
+/** `createJwtAuth` on a given runtime build (the public entry points bind their own). */
 export function createJwtAuthOn<C extends object = JWTPayload>(
-  platform: Platform,
+  runtime: Runtime,
   options: JwtRbacOptions,
 ): JwtAuth<C> {
-  const config = resolveConfig(options, platform);
+  const config = resolveConfig(options, runtime);
   const { logger } = config;
   const cache =
     config.cache === false ? undefined : new TokenCache<VerifiedToken>(config.cache.max, config.cache.ttlMs);
-  const verifier = new TokenVerifier(config, platform);
+  const verifier = new TokenVerifier(config, runtime);
   const excluded = excludedPaths(config.excludedRoutePaths, config.caseSensitiveRoutes);
   const authorizer = config.authorization ? new Authorizer(config) : undefined;
   const anonymous: AuthResult<C> = { ok: true, state: anonymousState(config.authorization) };
   const toleranceMs = config.clockTolerance * 1000;
-  const dpop = config.dpop === undefined ? undefined : new DpopGate(config.dpop, platform, logger);
+  const dpop = config.dpop === undefined ? undefined : new DpopGate(config.dpop, runtime, logger);
   const opaque = config.opaque === undefined ? undefined : new OpaqueTokens(config.opaque, logger);
 
   let trust: Trust | undefined;
   // A remote key set whose content changed: tokens verified with the old keys must be verified again.
-  const loading = loadTrust(config, platform.verifier, logger, () => cache?.clear());
+  const loading = loadTrust(config, runtime.verifier, logger, () => cache?.clear());
   const ready = loading.then((loaded) => {
     trust = loaded;
   });
@@ -157,7 +158,11 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     return entry;
   }
 
-  function settle(token: string, verified: VerifyResult, nowMs: number): VerifiedToken | AuthError {
+  function verifiedTokenOrError(
+    token: string,
+    verified: VerifyResult,
+    nowMs: number,
+  ): VerifiedToken | AuthError {
     return verified instanceof AuthError ? verified : toVerifiedToken(token, verified.payload, nowMs);
   }
 
@@ -180,13 +185,13 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     }
     if (trust === undefined) {
       return loading.then(async (loaded) =>
-        settle(token, await verifier.verify(token, loaded, nowMs), nowMs),
+        verifiedTokenOrError(token, await verifier.verify(token, loaded, nowMs), nowMs),
       );
     }
     const verified = verifier.verify(token, trust, nowMs);
     return verified instanceof Promise
-      ? verified.then((result) => settle(token, result, nowMs))
-      : settle(token, verified, nowMs);
+      ? verified.then((result) => verifiedTokenOrError(token, result, nowMs))
+      : verifiedTokenOrError(token, verified, nowMs);
   }
 
   function refuse(method: string, error: AuthError): AuthResult<C> {
@@ -270,7 +275,7 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
 
   return {
     ready,
-    verifier: platform.verifier.name,
+    verifier: runtime.verifier.name,
     routeAccess: (method, path) => routeAccess(accessTables, method, path),
     clearCache: () => cache?.clear(),
     authenticateNow,

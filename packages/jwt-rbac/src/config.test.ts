@@ -6,11 +6,12 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { recordingLogger } from "../../common/test/recording-logger.js";
 import { testKeys } from "../test/fixtures/keys.js";
 import { createJwtAuthOn } from "./auth.js";
-import { platform as nodePlatform } from "./node/platform.js";
+import { keySourcesFromEnv } from "./env.js";
+import { runtime as nodeRuntime } from "./node/runtime.js";
 import type { JwtRbacOptions } from "./options.js";
-import { platform as webPlatform } from "./platform.js";
+import { runtime as webRuntime } from "./runtime.js";
 
-const create = (options: JwtRbacOptions) => createJwtAuthOn(nodePlatform, options);
+const create = (options: JwtRbacOptions) => createJwtAuthOn(nodeRuntime, options);
 const SECRET = "0123456789abcdef0123456789abcdef";
 const dir = mkdtempSync(join(tmpdir(), "jwt-rbac-config-"));
 
@@ -189,7 +190,7 @@ describe("construction fails fast", () => {
   });
 
   it("says that jwksFile needs Node on other runtimes", () => {
-    expect(() => createJwtAuthOn(webPlatform, { jwksFile: "/x.json" })).toThrow(/pass the JWKS inline/);
+    expect(() => createJwtAuthOn(webRuntime, { jwksFile: "/x.json" })).toThrow(/pass the JWKS inline/);
   });
 
   it("rejects ready when a PEM cannot be imported for the algorithm", async () => {
@@ -235,5 +236,14 @@ describe("environment", () => {
     vi.stubEnv("JWT_VERIFICATION_KEY", "not-a-pem");
     await expect(create({ verificationKeys: [keys.rs256.publicPem] }).ready).resolves.toBeUndefined();
     expect(() => create({})).toThrow(/looks like a shared secret/);
+  });
+
+  it("keySourcesFromEnv reads the same two variables by the same rule, from a given environment too", () => {
+    expect(keySourcesFromEnv({})).toEqual({});
+    expect(keySourcesFromEnv({ JWT_VERIFICATION_KEY: "", JWT_JWKS_FILE: "" })).toEqual({});
+    const given = { JWT_VERIFICATION_KEY: "a\\nb", JWT_JWKS_FILE: "/keys.json", JWT_JWKS_URL: "https://x" };
+    expect(keySourcesFromEnv(given)).toEqual({ verificationKeys: ["a\\nb"], jwksFile: "/keys.json" });
+    vi.stubEnv("JWT_JWKS_FILE", "/from-process.json");
+    expect(keySourcesFromEnv()).toEqual({ jwksFile: "/from-process.json" });
   });
 });

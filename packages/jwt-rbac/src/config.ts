@@ -1,7 +1,7 @@
-import { type Logger, loggerOption } from "@agent-platform/common";
+import type { Logger } from "@agent-platform/common";
+import { configError, loggerOption } from "@agent-platform/common/internal";
 import type { JWK } from "jose";
-import { configError } from "./config-error.js";
-import { readEnv } from "./env.js";
+import { keySourcesFromEnv } from "./env.js";
 import {
   type CacheOptions,
   DEFAULT_CACHE,
@@ -25,7 +25,7 @@ import { isAllowedRemoteUrl } from "./token/fetch-json.js";
 import { type OpaqueConfig, resolveOpaque } from "./token/introspection/index.js";
 import { checkKeyShapes, type KeySources, normalisePem, parseJwks } from "./token/keys.js";
 import type { RemoteKeysSettings } from "./token/remote-jwks.js";
-import type { Platform } from "./token/signature-types.js";
+import type { Runtime } from "./token/signature-types.js";
 import type { TenantsConfig } from "./token/tenants/index.js";
 import { DEFAULT_MAX_TENANT_ISSUERS, type IssuerResolver } from "./token/tenants/options.js";
 import { compileTemplate, type IssuerTemplate, isTemplate } from "./token/tenants/template.js";
@@ -103,6 +103,7 @@ function resolveOrigins(origins: readonly string[] | undefined): ReadonlySet<str
         url.origin !== origin.replace(/\/$/, "").toLowerCase()
       ) {
         throw configError(
+          "jwt-rbac",
           `allowedOrigins: "${origin}" is not an origin (scheme://host[:port], http or https, no path)`,
         );
       }
@@ -112,20 +113,23 @@ function resolveOrigins(origins: readonly string[] | undefined): ReadonlySet<str
 }
 
 function positiveInteger(value: number, name: string): number {
-  if (!Number.isSafeInteger(value) || value <= 0) throw configError(`${name} must be a positive integer`);
+  if (!Number.isSafeInteger(value) || value <= 0)
+    throw configError("jwt-rbac", `${name} must be a positive integer`);
   return value;
 }
 
 function nonNegativeNumber(value: number, name: string): number {
-  if (!Number.isFinite(value) || value < 0) throw configError(`${name} must be a non-negative number`);
+  if (!Number.isFinite(value) || value < 0)
+    throw configError("jwt-rbac", `${name} must be a non-negative number`);
   return value;
 }
 
 function resolveAlgorithms(given: readonly string[], option: string): JwtAlgorithm[] {
-  if (given.length === 0) throw configError(`${option} must name at least one algorithm`);
+  if (given.length === 0) throw configError("jwt-rbac", `${option} must name at least one algorithm`);
   for (const alg of given) {
     if (!isSupportedAlgorithm(alg)) {
       throw configError(
+        "jwt-rbac",
         `unsupported algorithm "${alg}" (use HS256/384/512, RS256/384/512, PS256/384/512, ES256/384/512 or EdDSA)`,
       );
     }
@@ -150,11 +154,13 @@ function resolveMappings(
 ): Readonly<Record<string, readonly string[]>> {
   const merged: Record<string, readonly string[]> = { ...policy, ...mappings };
   for (const [route, scopes] of Object.entries(merged)) {
-    if (!Array.isArray(scopes)) throw configError(`scopeMappings["${route}"] must be an array of scopes`);
+    if (!Array.isArray(scopes))
+      throw configError("jwt-rbac", `scopeMappings["${route}"] must be an array of scopes`);
     merged[route] = scopes.map((scope: unknown) => {
       const parsed = typeof scope === "string" ? parseScope(scope, adminScope, aliases) : undefined;
       if (parsed === undefined || (parsed.kind === "resource" && (scope as string).split(":").length !== 2)) {
         throw configError(
+          "jwt-rbac",
           `scopeMappings["${route}"]: "${String(scope)}" is not a required scope of the form "resource:action"`,
         );
       }
@@ -178,6 +184,7 @@ function resolveAliases(policy: RbacPolicy, enabled: boolean): ScopeAliases | un
   for (const [legacy, current] of entries) {
     if (!isResourceName(legacy) || !isResourceName(current) || legacy === current) {
       throw configError(
+        "jwt-rbac",
         `policy.scopeAliases: "${legacy}" -> "${String(current)}" must map one resource name to another`,
       );
     }
@@ -189,7 +196,10 @@ function resolveListing(resources: RbacPolicy["listingResources"]): ReadonlySet<
   if (resources === undefined) return new Set();
   // Each names the one path segment of `GET /<resource>`.
   if (!Array.isArray(resources) || !resources.every((name) => isResourceName(name) && !name.includes("/"))) {
-    throw configError("policy.listingResources must be an array of resource names (`agents`, not `/agents`)");
+    throw configError(
+      "jwt-rbac",
+      "policy.listingResources must be an array of resource names (`agents`, not `/agents`)",
+    );
   }
   return new Set(resources);
 }
@@ -199,10 +209,10 @@ function remoteUrl(value: string, option: string): URL {
   try {
     url = new URL(value);
   } catch {
-    throw configError(`${option} "${value}" is not a URL`);
+    throw configError("jwt-rbac", `${option} "${value}" is not a URL`);
   }
   if (!isAllowedRemoteUrl(url)) {
-    throw configError(`${option} must use https (plain http is accepted only on loopback)`);
+    throw configError("jwt-rbac", `${option} must use https (plain http is accepted only on loopback)`);
   }
   return url;
 }
@@ -240,7 +250,7 @@ function resolveKeySources(
 ): Pick<IssuerConfig, "verificationKeys" | "jwks" | "jwksUrl" | "discoveryIssuer"> {
   const verificationKeys = source.verificationKeys ?? [];
   if (!Array.isArray(verificationKeys)) {
-    throw configError(`${prefix}verificationKeys must be an array of key strings`);
+    throw configError("jwt-rbac", `${prefix}verificationKeys must be an array of key strings`);
   }
   checkKeyShapes(verificationKeys, algorithms, `${prefix}verificationKeys`);
   const jwks =
@@ -248,10 +258,10 @@ function resolveKeySources(
   const jwksUrl = source.jwksUrl === undefined ? undefined : remoteUrl(source.jwksUrl, `${prefix}jwksUrl`);
   if (source.discovery === true) {
     if (discoveryIssuer === undefined) {
-      throw configError(`${prefix}discovery needs one \`issuer\` string to discover`);
+      throw configError("jwt-rbac", `${prefix}discovery needs one \`issuer\` string to discover`);
     }
     if (jwksUrl !== undefined) {
-      throw configError(`${prefix}discovery and ${prefix}jwksUrl exclude each other: pick one`);
+      throw configError("jwt-rbac", `${prefix}discovery and ${prefix}jwksUrl exclude each other: pick one`);
     }
     remoteUrl(discoveryIssuer, `${prefix}issuer (with discovery)`);
   }
@@ -279,12 +289,12 @@ function resolveAudience(options: JwtRbacOptions): ReadonlySet<string> | undefin
   // only turns on the platform-instance default.
   if (options.audience !== undefined) {
     const audience = toSet(options.audience) as ReadonlySet<string>;
-    if (audience.size === 0) throw configError("audience must not be empty");
+    if (audience.size === 0) throw configError("jwt-rbac", "audience must not be empty");
     return audience;
   }
   if (!(options.verifyAudience ?? false)) return undefined;
   if (options.platformId === undefined || options.platformId === "") {
-    throw configError("verifyAudience needs `audience` or `platformId`");
+    throw configError("jwt-rbac", "verifyAudience needs `audience` or `platformId`");
   }
   return new Set([options.platformId]);
 }
@@ -308,19 +318,20 @@ function resolveIssuerEntry(
   algorithms: readonly JwtAlgorithm[],
 ): IssuerConfig {
   if (typeof entry?.issuer !== "string" || entry.issuer === "") {
-    throw configError(`${option}.issuer must be a non-empty string`);
+    throw configError("jwt-rbac", `${option}.issuer must be a non-empty string`);
   }
   const own =
     entry.algorithms === undefined ? algorithms : resolveAlgorithms(entry.algorithms, `${option}.algorithms`);
   const keys = resolveKeySources(entry, own, `${option}.`, entry.issuer, []);
   if (!hasKeys(keys)) {
     throw configError(
+      "jwt-rbac",
       `${option} ("${entry.issuer}") has no key source: give jwksUrl, discovery: true, verificationKeys or jwks`,
     );
   }
   const ownAudience = entry.audience === undefined ? audience : toSet(entry.audience);
   if (ownAudience !== undefined && ownAudience.size === 0) {
-    throw configError(`${option}.audience must not be empty`);
+    throw configError("jwt-rbac", `${option}.audience must not be empty`);
   }
   return {
     ...rules,
@@ -346,11 +357,12 @@ function resolveIssuers(
   const resolver = typeof given === "function" ? given : undefined;
   const entries = resolver === undefined ? given : [];
   if (resolver === undefined && (!Array.isArray(entries) || entries.length === 0)) {
-    throw configError("issuers must list at least one issuer, or be a resolver function");
+    throw configError("jwt-rbac", "issuers must list at least one issuer, or be a resolver function");
   }
   const mixed = TOP_LEVEL_KEY_OPTIONS.filter((name) => options[name] !== undefined);
   if (mixed.length > 0) {
     throw configError(
+      "jwt-rbac",
       `issuers excludes the top-level ${mixed.join(", ")}: give keys and issuer inside each issuers entry`,
     );
   }
@@ -375,15 +387,16 @@ function resolveIssuers(
       templates.push(template);
       return;
     }
-    if (seen.has(entry?.issuer)) throw configError(`${option}: issuer "${entry.issuer}" is listed twice`);
+    if (seen.has(entry?.issuer))
+      throw configError("jwt-rbac", `${option}: issuer "${entry.issuer}" is listed twice`);
     seen.add(entry?.issuer);
     if (entry?.tenants !== undefined)
-      throw configError(`${option}.tenants is only for a template issuer ({placeholder})`);
+      throw configError("jwt-rbac", `${option}.tenants is only for a template issuer ({placeholder})`);
     issuers.push(resolveEntry(entry, option));
   });
   const max = options.maxTenantIssuers ?? DEFAULT_MAX_TENANT_ISSUERS;
   if (!Number.isSafeInteger(max) || max <= 0)
-    throw configError("maxTenantIssuers must be a positive integer");
+    throw configError("jwt-rbac", "maxTenantIssuers must be a positive integer");
   const tenants =
     templates.length === 0 && resolver === undefined ? undefined : { templates, resolver, max, resolveEntry };
   return { issuers, tenants };
@@ -393,7 +406,7 @@ function resolveIssuers(
 function resolveTyp(typ: string | undefined): string | undefined {
   if (typ === undefined) return undefined;
   if (typeof typ !== "string" || !/^(application\/)?[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/.test(typ)) {
-    throw configError(`requireTyp "${String(typ)}" is not a media type such as "at+jwt"`);
+    throw configError("jwt-rbac", `requireTyp "${String(typ)}" is not a media type such as "at+jwt"`);
   }
   return typ.toLowerCase().replace(/^application\//, "");
 }
@@ -402,14 +415,14 @@ function resolveTyp(typ: string | undefined): string | undefined {
  * Options, defaults and the environment, resolved once and validated synchronously, so construction
  * fails fast. Key import itself is asynchronous (WebCrypto) and happens right after.
  */
-export function resolveConfig(options: JwtRbacOptions, platform: Platform): ResolvedConfig {
+export function resolveConfig(options: JwtRbacOptions, runtime: Runtime): ResolvedConfig {
   const logger = loggerOption(options.logger, "jwt-rbac");
   const algorithms = resolveAlgorithms(options.algorithms ?? [options.algorithm ?? "RS256"], "algorithms");
   const validate = options.validate ?? true;
 
   const clockTolerance = options.clockTolerance ?? DEFAULT_CLOCK_TOLERANCE;
   if (!Number.isFinite(clockTolerance) || clockTolerance < 0) {
-    throw configError("clockTolerance must be a non-negative number of seconds");
+    throw configError("jwt-rbac", "clockTolerance must be a non-negative number of seconds");
   }
   const audienceClaim = options.audienceClaim ?? "aud";
   const audience = resolveAudience(options);
@@ -429,22 +442,23 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
       options.jwksFile !== undefined ||
       options.jwksUrl !== undefined ||
       options.discovery !== undefined;
-    const envKey = explicit ? undefined : readEnv("JWT_VERIFICATION_KEY");
-    const jwksFile = explicit ? options.jwksFile : readEnv("JWT_JWKS_FILE");
+    const fromEnv = explicit ? {} : keySourcesFromEnv();
+    const jwksFile = explicit ? options.jwksFile : fromEnv.jwksFile;
 
-    const verificationKeys = [...(options.verificationKeys ?? (envKey === undefined ? [] : [envKey]))];
+    const verificationKeys = [...(options.verificationKeys ?? fromEnv.verificationKeys ?? [])];
     if (options.secretKey !== undefined) {
       logger.warn("jwt-rbac: `secretKey` is deprecated; pass it in `verificationKeys`");
       verificationKeys.push(options.secretKey);
     }
     const issuer = toSet(options.issuer);
-    if (issuer !== undefined && issuer.size === 0) throw configError("issuer must not be empty");
+    if (issuer !== undefined && issuer.size === 0) throw configError("jwt-rbac", "issuer must not be empty");
     const single = typeof options.issuer === "string" ? options.issuer : undefined;
     const fileJwks =
-      jwksFile === undefined ? [] : parseJwks(platform.readJwksFile(jwksFile), `JWKS file "${jwksFile}"`);
+      jwksFile === undefined ? [] : parseJwks(runtime.readJwksFile(jwksFile), `JWKS file "${jwksFile}"`);
     const keys = resolveKeySources({ ...options, verificationKeys }, algorithms, "", single, fileJwks);
     if (validate && !hasKeys(keys)) {
       throw configError(
+        "jwt-rbac",
         "no verification key: pass verificationKeys, jwks, jwksFile, jwksUrl, discovery or issuers, or set JWT_VERIFICATION_KEY or JWT_JWKS_FILE",
       );
     }
@@ -459,22 +473,22 @@ export function resolveConfig(options: JwtRbacOptions, platform: Platform): Reso
   }
 
   const tokenSource = options.tokenSource ?? TokenSource.HEADER;
-  if (!TOKEN_SOURCES.has(tokenSource)) throw configError(`unknown tokenSource "${tokenSource}"`);
+  if (!TOKEN_SOURCES.has(tokenSource)) throw configError("jwt-rbac", `unknown tokenSource "${tokenSource}"`);
   const tokenHeaderKey = options.tokenHeaderKey ?? "Authorization";
   if (!HEADER_NAME.test(tokenHeaderKey))
-    throw configError(`tokenHeaderKey "${tokenHeaderKey}" is not a header name`);
+    throw configError("jwt-rbac", `tokenHeaderKey "${tokenHeaderKey}" is not a header name`);
 
   // Fail closed: a route nobody mapped is refused, unless the application opts into "allow".
   const unmappedRoutes = options.unmappedRoutes ?? "deny";
   if (unmappedRoutes !== "allow" && unmappedRoutes !== "deny") {
-    throw configError('unmappedRoutes must be "allow" or "deny"');
+    throw configError("jwt-rbac", 'unmappedRoutes must be "allow" or "deny"');
   }
   const policy = options.policy ?? PLATFORM_POLICY;
   // The spec's default admin scope, also for a policy that names none.
   const adminScope = options.adminScope ?? policy.adminScope ?? PLATFORM_ADMIN_SCOPE;
   // A scope string is split on spaces, so a scope with one could be granted only by an array claim.
   if (adminScope === "" || adminScope.includes(" ")) {
-    throw configError("adminScope must be one scope: not empty, no space");
+    throw configError("jwt-rbac", "adminScope must be one scope: not empty, no space");
   }
   const scopeAliases = resolveAliases(policy, options.legacyScopeAliases ?? true);
   const remoteKeys = resolveRemoteKeys(options.remoteKeys);

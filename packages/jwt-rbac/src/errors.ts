@@ -1,6 +1,7 @@
 /** Realm announced in every `WWW-Authenticate` challenge. */
 export const REALM = "platform";
 
+/** The `error_code` of an `AuthError` answer. */
 export type AuthErrorCode = "BAD_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "CSRF_REJECTED" | "UNAVAILABLE";
 
 /**
@@ -43,6 +44,7 @@ const STATUS = {
   UNAVAILABLE: 503,
 } as const satisfies Record<AuthErrorCode, number>;
 
+/** The JSON body of an `AuthError` answer. */
 export interface AuthErrorBody {
   readonly detail: string;
   readonly error_code: AuthErrorCode;

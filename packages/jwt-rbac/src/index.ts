@@ -1,7 +1,7 @@
 import type { JWTPayload } from "jose";
 import { createJwtAuthOn, type JwtAuth } from "./auth.js";
 import type { JwtRbacOptions } from "./options.js";
-import { platform } from "./platform.js";
+import { runtime } from "./runtime.js";
 
 // The platform's shared configuration error and logger shape, so a user of this package needs no other import.
 export {
@@ -12,6 +12,7 @@ export {
   type LogMethod,
 } from "@agent-platform/common";
 export type { AuthRequest, AuthResult, JwtAuth } from "./auth.js";
+export { keySourcesFromEnv } from "./env.js";
 export {
   AuthError,
   type AuthErrorBody,
@@ -25,17 +26,16 @@ export {
   type IssuerOptions,
   type JwtAlgorithm,
   type JwtRbacOptions,
+  type RemoteKeysOptions,
   SUPPORTED_ALGORITHMS,
   TokenSource,
 } from "./options.js";
 export { hasRequiredScopes, PLATFORM_POLICY, parseScope } from "./platform-policy/index.js";
 export type { RouteAccess } from "./rbac/access.js";
-export { type CanonicalPath, canonicalPath, MAX_PATH_LENGTH } from "./rbac/canonical-path.js";
+export { MAX_PATH_LENGTH } from "./rbac/canonical-path.js";
 export type { RbacPolicy } from "./rbac/policy.js";
-export { matchRoute, type RouteMatch } from "./rbac/routes.js";
 export type { ParsedScope } from "./rbac/scopes.js";
 export type { AnonymousState, AuthenticatedState, AuthState } from "./state.js";
-export { originOfUrl, requestOrigin } from "./token/csrf.js";
 export type { DpopNonceOptions, DpopOptions, ReplayStore } from "./token/dpop/options.js";
 export {
   PostgresReplayStore,
@@ -56,5 +56,5 @@ export type { IssuerResolver } from "./token/tenants/options.js";
  * for invalid configuration; key import failures reject `ready`.
  */
 export function createJwtAuth<C extends object = JWTPayload>(options: JwtRbacOptions = {}): JwtAuth<C> {
-  return createJwtAuthOn<C>(platform, options);
+  return createJwtAuthOn<C>(runtime, options);
 }

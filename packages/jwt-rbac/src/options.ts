@@ -29,8 +29,10 @@ export const SUPPORTED_ALGORITHMS = [
   "ES512",
   "EdDSA",
 ] as const;
+/** A JWS algorithm this package verifies (`SUPPORTED_ALGORITHMS`). */
 export type JwtAlgorithm = (typeof SUPPORTED_ALGORITHMS)[number];
 
+/** The verified-token cache: at most `max` tokens, each kept at most `ttlMs` (and never past its `exp`). */
 export interface CacheOptions {
   /** Most tokens kept. */
   max: number;
@@ -71,6 +73,7 @@ export interface RemoteKeysOptions {
   maxAgeMs?: number;
 }
 
+/** Options of `createJwtAuth` and every adapter; each is described in the README's Options table. */
 export interface JwtRbacOptions {
   /** Public keys (PEM SPKI, PEM certificate, JWK as JSON) or, for HS*, shared secrets. Tried in order. */
   verificationKeys?: readonly string[];

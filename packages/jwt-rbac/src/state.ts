@@ -35,6 +35,7 @@ export interface AnonymousState {
   readonly confirmation: null;
 }
 
+/** A request's authentication: a verified token's state, or anonymous where no token is needed. */
 export type AuthState<C extends object = JWTPayload> = AuthenticatedState<C> | AnonymousState;
 
 export const NO_IDS: ReadonlySet<string> = new Set();

@@ -1,8 +1,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startStubServer } from "@agent-platform/test-support/stub-server";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { recordingLogger } from "../../common/test/recording-logger.js";
 import { type JwtRbacOptions, TokenSource } from "../src/index.js";
@@ -203,16 +202,10 @@ describe.each(ADAPTERS)("%s adapter over HTTP", (adapter) => {
   });
 
   it("fetches a remote JWKS (jwksUrl) once and picks keys by kid", async () => {
-    let requests = 0;
-    const jwksServer = createServer((_req, res) => {
-      requests++;
-      res.setHeader("content-type", "application/json");
-      res.end(
-        JSON.stringify({ keys: [{ ...keys.es256.publicJwk, kid: "remote-1", alg: "ES256", use: "sig" }] }),
-      );
+    const jwksServer = await startStubServer({
+      body: { keys: [{ ...keys.es256.publicJwk, kid: "remote-1", alg: "ES256", use: "sig" }] },
     });
-    await new Promise<void>((resolve) => jwksServer.listen(0, "127.0.0.1", resolve));
-    const jwksUrl = `http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}/jwks.json`;
+    const jwksUrl = `${jwksServer.url}/jwks.json`;
     try {
       await withServer(adapter, { algorithm: "ES256", jwksUrl }, async (url) => {
         for (const sub of ["r1", "r2"]) {
@@ -224,9 +217,9 @@ describe.each(ADAPTERS)("%s adapter over HTTP", (adapter) => {
           "Invalid token: no key matches the token's kid",
         );
       });
-      expect(requests).toBe(1);
+      expect(jwksServer.requests).toHaveLength(1);
     } finally {
-      await new Promise((done) => jwksServer.close(done));
+      await jwksServer.close();
     }
   });
 

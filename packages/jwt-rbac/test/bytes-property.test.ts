@@ -2,8 +2,8 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type AuthResult, createJwtAuthOn, type JwtAuth } from "../src/auth.js";
 import type { JwtRbacOptions } from "../src/index.js";
-import { platform as nodePlatform } from "../src/node/platform.js";
-import { platform as webPlatform } from "../src/platform.js";
+import { runtime as nodeRuntime } from "../src/node/runtime.js";
+import { runtime as webRuntime } from "../src/runtime.js";
 import { hsOverBytes } from "./fixtures/hostile-tokens.js";
 import { NOW_S, type TestKeys, testKeys } from "./fixtures/keys.js";
 
@@ -24,8 +24,8 @@ beforeAll(async () => {
     maxTokenLength: MAX,
     cache: false,
   };
-  node = createJwtAuthOn(nodePlatform, options);
-  web = createJwtAuthOn(webPlatform, options);
+  node = createJwtAuthOn(nodeRuntime, options);
+  web = createJwtAuthOn(webRuntime, options);
   await Promise.all([node.ready, web.ready]);
 });
 

@@ -2,8 +2,8 @@ import fc from "fast-check";
 import { base64url } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createJwtAuthOn } from "../src/auth.js";
-import { platform as nodePlatform } from "../src/node/platform.js";
-import { platform as webPlatform } from "../src/platform.js";
+import { runtime as nodeRuntime } from "../src/node/runtime.js";
+import { runtime as webRuntime } from "../src/runtime.js";
 import { type AuthorizationServer, startAuthorizationServer } from "./fixtures/authorization-server.js";
 import { type DpopClient, dpopClient } from "./fixtures/dpop-client.js";
 
@@ -84,11 +84,11 @@ function mutate(proof: string, change: Mutation): string {
 }
 
 describe.each([
-  ["webcrypto", webPlatform],
-  ["node:crypto", nodePlatform],
-])("mutated DPoP proofs, %s build", (_name, platform) => {
+  ["webcrypto", webRuntime],
+  ["node:crypto", nodeRuntime],
+])("mutated DPoP proofs, %s build", (_name, runtime) => {
   it("refuses every mutation and keeps the original usable", async () => {
-    const auth = createJwtAuthOn(platform, {
+    const auth = createJwtAuthOn(runtime, {
       algorithm: "ES256",
       issuer: as.issuer,
       jwksUrl: as.jwksUrl,

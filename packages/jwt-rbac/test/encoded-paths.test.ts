@@ -7,8 +7,8 @@ import { jwtRbac as expressJwtRbac } from "../src/express/index.js";
 import { withJwtRbac } from "../src/fetch/index.js";
 import { jwtRbac as honoJwtRbac } from "../src/hono/index.js";
 import type { JwtRbacOptions } from "../src/index.js";
-import { platform as nodePlatform } from "../src/node/platform.js";
-import { platform as webPlatform } from "../src/platform.js";
+import { runtime as nodeRuntime } from "../src/node/runtime.js";
+import { runtime as webRuntime } from "../src/runtime.js";
 import { spellings } from "./fixtures/encodings.js";
 import { sign, type TestKeys, testKeys } from "./fixtures/keys.js";
 import { rawRequest } from "./fixtures/raw-http.js";
@@ -98,9 +98,9 @@ function decodingRouter(counter: Counter) {
 
 async function fetchIn(
   front: (request: Request) => Response | Promise<Response>,
-  platform: typeof nodePlatform,
+  runtime: typeof nodeRuntime,
 ) {
-  const auth = createJwtAuthOn(platform, options());
+  const auth = createJwtAuthOn(runtime, options());
   await auth.ready;
   return serveFetchApp(withJwtRbac((request) => front(request), auth));
 }
@@ -164,22 +164,22 @@ const MOUNTS: readonly Mount[] = [
   {
     name: "Fetch (node:crypto build) in front of a Hono app",
     prefix: "",
-    start: (counter) => fetchIn(honoRoutes(new Hono(), counter).fetch, nodePlatform),
+    start: (counter) => fetchIn(honoRoutes(new Hono(), counter).fetch, nodeRuntime),
   },
   {
     name: "Fetch (WebCrypto build) in front of a Hono app",
     prefix: "",
-    start: (counter) => fetchIn(honoRoutes(new Hono(), counter).fetch, webPlatform),
+    start: (counter) => fetchIn(honoRoutes(new Hono(), counter).fetch, webRuntime),
   },
   {
     name: "Fetch (node:crypto build) in front of a router that decodes %2F",
     prefix: "",
-    start: (counter) => fetchIn(decodingRouter(counter), nodePlatform),
+    start: (counter) => fetchIn(decodingRouter(counter), nodeRuntime),
   },
   {
     name: "Fetch (WebCrypto build) in front of a router that decodes %2F",
     prefix: "",
-    start: (counter) => fetchIn(decodingRouter(counter), webPlatform),
+    start: (counter) => fetchIn(decodingRouter(counter), webRuntime),
   },
 ];
 

@@ -2,8 +2,8 @@ import { exportJWK, generateKeyPair } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createJwtAuthOn } from "../src/auth.js";
 import { ConfigError, type JwtRbacOptions } from "../src/index.js";
-import { platform as nodePlatform } from "../src/node/platform.js";
-import { platform as webPlatform } from "../src/platform.js";
+import { runtime as nodeRuntime } from "../src/node/runtime.js";
+import { runtime as webRuntime } from "../src/runtime.js";
 import { type AuthorizationServer, startAuthorizationServer } from "./fixtures/authorization-server.js";
 import { MOUNTED_ADAPTERS, startMounted } from "./fixtures/mounted.js";
 
@@ -102,8 +102,8 @@ describe.each(MOUNTED_ADAPTERS)("introspection over HTTP, %s", (adapter) => {
 });
 
 describe("introspection discipline", () => {
-  const core = (extra: Partial<NonNullable<JwtRbacOptions["introspection"]>> = {}, platform = nodePlatform) =>
-    createJwtAuthOn(platform, { ...options(extra), cache: false });
+  const core = (extra: Partial<NonNullable<JwtRbacOptions["introspection"]>> = {}, runtime = nodeRuntime) =>
+    createJwtAuthOn(runtime, { ...options(extra), cache: false });
   const ask = async (auth: ReturnType<typeof core>, token: string) => {
     const result = await auth.authenticate({
       method: "GET",
@@ -171,7 +171,7 @@ describe("introspection discipline", () => {
     as.mode = "slow";
     as.delayMs = 800;
     try {
-      const impatient = createJwtAuthOn(nodePlatform, { ...options(), remoteKeys: { timeoutMs: 200 } });
+      const impatient = createJwtAuthOn(nodeRuntime, { ...options(), remoteKeys: { timeoutMs: 200 } });
       expect(await ask(impatient as ReturnType<typeof core>, active())).toBe("401 introspection_unavailable");
     } finally {
       as.mode = "up";
@@ -179,12 +179,12 @@ describe("introspection discipline", () => {
   });
 
   it.each([
-    ["webcrypto", webPlatform],
-    ["node:crypto", nodePlatform],
+    ["webcrypto", webRuntime],
+    ["node:crypto", nodeRuntime],
   ])(
     "authenticates with client_secret_basic, client_secret_post and private_key_jwt (%s build)",
-    async (_name, platform) => {
-      expect(await ask(core({}, platform), active())).toBe("ok");
+    async (_name, runtime) => {
+      expect(await ask(core({}, runtime), active())).toBe("ok");
       expect(as.lastClientAuth).toBe("client_secret_basic");
       expect(
         await ask(
@@ -196,7 +196,7 @@ describe("introspection discipline", () => {
                 clientSecret: as.client.secret,
               },
             },
-            platform,
+            runtime,
           ),
           active(),
         ),
@@ -212,7 +212,7 @@ describe("introspection discipline", () => {
             privateKey: await exportJWK(privateKey),
           },
         },
-        platform,
+        runtime,
       );
       expect(await ask(jwtClient, active())).toBe("ok");
       expect(as.lastClientAuth).toBe("private_key_jwt");
@@ -221,7 +221,7 @@ describe("introspection discipline", () => {
 
   it("introspects JWTs too when tokenTypes says so, and finds the endpoint by discovery", async () => {
     const { url: _, ...rest } = options().introspection as NonNullable<JwtRbacOptions["introspection"]>;
-    const auth = createJwtAuthOn(nodePlatform, {
+    const auth = createJwtAuthOn(nodeRuntime, {
       ...options(),
       introspection: { ...rest, discovery: as.issuer, tokenTypes: ["opaque", "jwt"] },
     });
@@ -257,7 +257,7 @@ describe("introspection discipline", () => {
       },
     ];
     for (const introspection of bad) {
-      expect(() => createJwtAuthOn(nodePlatform, { ...options(), introspection })).toThrow(ConfigError);
+      expect(() => createJwtAuthOn(nodeRuntime, { ...options(), introspection })).toThrow(ConfigError);
     }
   });
 });

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createJwtAuthOn } from "../src/auth.js";
 import type { JwtRbacOptions } from "../src/index.js";
-import { platform as nodePlatform } from "../src/node/platform.js";
-import { platform as webPlatform } from "../src/platform.js";
-import type { Platform } from "../src/token/signature-types.js";
+import { runtime as nodeRuntime } from "../src/node/runtime.js";
+import { runtime as webRuntime } from "../src/runtime.js";
+import type { Runtime } from "../src/token/signature-types.js";
 import { sign, testKeys } from "./fixtures/keys.js";
 import { type OidcProvider, startProvider } from "./fixtures/oidc-provider.js";
 
-const PLATFORMS: readonly [string, Platform][] = [
-  ["webcrypto (jose)", webPlatform],
-  ["node:crypto", nodePlatform],
+const RUNTIMES: readonly [string, Runtime][] = [
+  ["webcrypto (jose)", webRuntime],
+  ["node:crypto", nodeRuntime],
 ];
 
 let a: OidcProvider;
@@ -32,8 +32,8 @@ async function check(auth: ReturnType<typeof createJwtAuthOn>, token: string) {
 
 const fetches = () => a.count("jwks") + a.count("discovery") + b.count("jwks") + b.count("discovery");
 
-describe.each(PLATFORMS)("issuers, verifier %s", (_name, platform) => {
-  const create = (options: JwtRbacOptions) => createJwtAuthOn(platform, options);
+describe.each(RUNTIMES)("issuers, verifier %s", (_name, runtime) => {
+  const create = (options: JwtRbacOptions) => createJwtAuthOn(runtime, options);
   const twoIssuers = (): JwtRbacOptions => ({
     audience: "api://default",
     issuers: [

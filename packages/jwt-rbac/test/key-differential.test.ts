@@ -4,9 +4,9 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createJwtAuthOn } from "../src/auth.js";
 import type { AuthErrorReason } from "../src/errors.js";
 import type { JwtRbacOptions } from "../src/index.js";
-import { platform as nodePlatform } from "../src/node/platform.js";
-import { platform as webPlatform } from "../src/platform.js";
-import type { Platform } from "../src/token/signature-types.js";
+import { runtime as nodeRuntime } from "../src/node/runtime.js";
+import { runtime as webRuntime } from "../src/runtime.js";
+import type { Runtime } from "../src/token/signature-types.js";
 import { craft } from "./fixtures/hostile-tokens.js";
 import { NOW_S, sign, type TestKeys, testKeys } from "./fixtures/keys.js";
 import {
@@ -423,8 +423,8 @@ beforeAll(async () => {
 
 type Decision = { construction: string; decisions: Record<string, Expected> };
 
-async function decide(platform: Platform, testCase: Case): Promise<Decision> {
-  const auth = createJwtAuthOn(platform, { cache: false, ...testCase.options });
+async function decide(runtime: Runtime, testCase: Case): Promise<Decision> {
+  const auth = createJwtAuthOn(runtime, { cache: false, ...testCase.options });
   const construction = await auth.ready.then(
     () => "ready",
     (error: Error) => error.message,
@@ -454,8 +454,8 @@ describe("both builds decide every key and token identically, and as expected", 
     const expected: Record<string, Decision> = {};
     for (const testCase of cases) {
       [web[testCase.name], node[testCase.name]] = await Promise.all([
-        decide(webPlatform, testCase),
-        decide(nodePlatform, testCase),
+        decide(webRuntime, testCase),
+        decide(nodeRuntime, testCase),
       ]);
       expected[testCase.name] = {
         construction: testCase.construction,

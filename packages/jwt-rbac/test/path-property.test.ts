@@ -3,8 +3,8 @@ import { Hono } from "hono";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type AuthResult, createJwtAuthOn, type JwtAuth } from "../src/auth.js";
 import type { JwtRbacOptions } from "../src/index.js";
-import { platform as nodePlatform } from "../src/node/platform.js";
-import { platform as webPlatform } from "../src/platform.js";
+import { runtime as nodeRuntime } from "../src/node/runtime.js";
+import { runtime as webRuntime } from "../src/runtime.js";
 import { sign, testKeys } from "./fixtures/keys.js";
 
 // Property: whatever spelling a request path has, the core decides on it exactly as on the path the
@@ -127,8 +127,8 @@ let web: JwtAuth;
 let tokens: string[];
 beforeAll(async () => {
   const keys = await testKeys();
-  node = createJwtAuthOn(nodePlatform, { ...OPTIONS, verificationKeys: [keys.hsSecret] });
-  web = createJwtAuthOn(webPlatform, { ...OPTIONS, verificationKeys: [keys.hsSecret] });
+  node = createJwtAuthOn(nodeRuntime, { ...OPTIONS, verificationKeys: [keys.hsSecret] });
+  web = createJwtAuthOn(webRuntime, { ...OPTIONS, verificationKeys: [keys.hsSecret] });
   await Promise.all([node.ready, web.ready]);
   tokens = await Promise.all(
     SCOPE_SETS.map((scopes) => sign({ sub: "u", scopes: [...scopes] }, "HS256", keys.hsSecret)),

@@ -1,15 +1,15 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { createJwtAuthOn, type JwtAuth } from "../src/auth.js";
 import { PLATFORM_POLICY } from "../src/index.js";
-import { platform as nodePlatform } from "../src/node/platform.js";
-import { platform as webPlatform } from "../src/platform.js";
-import type { Platform } from "../src/token/signature-types.js";
+import { runtime as nodeRuntime } from "../src/node/runtime.js";
+import { runtime as webRuntime } from "../src/runtime.js";
+import type { Runtime } from "../src/token/signature-types.js";
 import { sign, testKeys } from "./fixtures/keys.js";
 import { OWN_ROUTES, PLATFORM_256_TABLE, platformAnswer } from "./fixtures/platform-2.5.6.js";
 
-const PLATFORMS: readonly [string, Platform][] = [
-  ["webcrypto (jose)", webPlatform],
-  ["node:crypto", nodePlatform],
+const RUNTIMES: readonly [string, Runtime][] = [
+  ["webcrypto (jose)", webRuntime],
+  ["node:crypto", nodeRuntime],
 ];
 const ADMIN = "platform:admin";
 
@@ -72,12 +72,12 @@ function probes(key: string, required: readonly string[]): Probe[] {
   return paths.flatMap((p) => tokens.map((scopes) => ({ method, path: p, scopes })));
 }
 
-describe.each(PLATFORMS)("the policy answers as 2.5.6 does, verifier %s", (_name, platform) => {
+describe.each(RUNTIMES)("the policy answers as 2.5.6 does, verifier %s", (_name, runtime) => {
   let auth: JwtAuth;
   let secret: string;
   beforeAll(async () => {
     secret = (await testKeys()).hsSecret;
-    auth = createJwtAuthOn(platform, { algorithm: "HS256", verificationKeys: [secret], authorization: true });
+    auth = createJwtAuthOn(runtime, { algorithm: "HS256", verificationKeys: [secret], authorization: true });
     await auth.ready;
   });
 

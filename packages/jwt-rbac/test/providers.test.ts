@@ -2,9 +2,9 @@ import type { JWTPayload } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createJwtAuthOn } from "../src/auth.js";
 import type { JwtRbacOptions } from "../src/index.js";
-import { platform as nodePlatform } from "../src/node/platform.js";
-import { platform as webPlatform } from "../src/platform.js";
-import type { Platform } from "../src/token/signature-types.js";
+import { runtime as nodeRuntime } from "../src/node/runtime.js";
+import { runtime as webRuntime } from "../src/runtime.js";
+import type { Runtime } from "../src/token/signature-types.js";
 import { type OidcProvider, startProvider } from "./fixtures/oidc-provider.js";
 
 /**
@@ -130,9 +130,9 @@ const CASES: readonly ProviderCase[] = [
   },
 ];
 
-const PLATFORMS: readonly [string, Platform][] = [
-  ["webcrypto (jose)", webPlatform],
-  ["node:crypto", nodePlatform],
+const RUNTIMES: readonly [string, Runtime][] = [
+  ["webcrypto (jose)", webRuntime],
+  ["node:crypto", nodeRuntime],
 ];
 
 describe.each(CASES)("$name access token", (provider) => {
@@ -144,8 +144,8 @@ describe.each(CASES)("$name access token", (provider) => {
     await idp.close();
   });
 
-  it.each(PLATFORMS)("gives the documented state with the recipe's options (%s)", async (_name, platform) => {
-    const auth = createJwtAuthOn(platform, {
+  it.each(RUNTIMES)("gives the documented state with the recipe's options (%s)", async (_name, runtime) => {
+    const auth = createJwtAuthOn(runtime, {
       ...provider.options(idp.issuer),
       defaultScopeMappings: false,
       excludedRoutePaths: [],

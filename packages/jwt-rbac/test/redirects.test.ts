@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordingLogger } from "../../common/test/recording-logger.js";
 import { createJwtAuthOn } from "../src/auth.js";
 import type { JwtRbacOptions } from "../src/index.js";
-import { platform as nodePlatform } from "../src/node/platform.js";
-import { platform as webPlatform } from "../src/platform.js";
-import type { Platform } from "../src/token/signature-types.js";
+import { runtime as nodeRuntime } from "../src/node/runtime.js";
+import { runtime as webRuntime } from "../src/runtime.js";
+import type { Runtime } from "../src/token/signature-types.js";
 import { type ProviderKey, providerKey } from "./fixtures/oidc-provider.js";
 
 // The configured JWKS (or issuer) URL is the trust anchor: a redirect may move the document within its origin
@@ -88,15 +88,15 @@ afterAll(async () => {
   }
 });
 
-const PLATFORMS: readonly [string, Platform][] = [
-  ["webcrypto (jose)", webPlatform],
-  ["node:crypto", nodePlatform],
+const RUNTIMES: readonly [string, Runtime][] = [
+  ["webcrypto (jose)", webRuntime],
+  ["node:crypto", nodeRuntime],
 ];
 
-describe.each(PLATFORMS)("remote fetch redirects, %s", (_name, platform) => {
+describe.each(RUNTIMES)("remote fetch redirects, %s", (_name, runtime) => {
   async function check(options: JwtRbacOptions, iss?: string) {
     const { warnings, logger } = recordingLogger();
-    const auth = createJwtAuthOn(platform, { ...options, logger });
+    const auth = createJwtAuthOn(runtime, { ...options, logger });
     const jwt = new SignJWT({ sub: "u1", ...(iss === undefined ? {} : { iss }) })
       .setProtectedHeader({ alg: key.alg, kid: key.kid })
       .setIssuedAt()

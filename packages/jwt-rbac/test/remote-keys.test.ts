@@ -2,16 +2,16 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { recordingLogger } from "../../common/test/recording-logger.js";
 import { createJwtAuthOn } from "../src/auth.js";
 import type { JwtRbacOptions } from "../src/index.js";
-import { platform as nodePlatform } from "../src/node/platform.js";
-import { platform as webPlatform } from "../src/platform.js";
-import type { Platform } from "../src/token/signature-types.js";
+import { runtime as nodeRuntime } from "../src/node/runtime.js";
+import { runtime as webRuntime } from "../src/runtime.js";
+import type { Runtime } from "../src/token/signature-types.js";
 import { NOW_S } from "./fixtures/keys.js";
 import { type OidcProvider, type ProviderKey, providerKey, startProvider } from "./fixtures/oidc-provider.js";
 
 // Every row runs against both signature verifiers, over real HTTP against the stand-in provider.
-const PLATFORMS: readonly [string, Platform][] = [
-  ["webcrypto (jose)", webPlatform],
-  ["node:crypto", nodePlatform],
+const RUNTIMES: readonly [string, Runtime][] = [
+  ["webcrypto (jose)", webRuntime],
+  ["node:crypto", nodeRuntime],
 ];
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -22,14 +22,14 @@ async function until(condition: () => boolean): Promise<void> {
   expect(condition()).toBe(true);
 }
 
-/** A platform whose verifier counts signature checks: a cache hit costs none. */
-function counting(platform: Platform): { platform: Platform; verifications: () => number } {
+/** A runtime whose verifier counts signature checks: a cache hit costs none. */
+function counting(runtime: Runtime): { runtime: Runtime; verifications: () => number } {
   let count = 0;
-  const verifier = platform.verifier;
+  const verifier = runtime.verifier;
   return {
     verifications: () => count,
-    platform: {
-      ...platform,
+    runtime: {
+      ...runtime,
       verifier: {
         ...verifier,
         verify: (...args: Parameters<typeof verifier.verify>) => {
@@ -41,7 +41,7 @@ function counting(platform: Platform): { platform: Platform; verifications: () =
   };
 }
 
-describe.each(PLATFORMS)("remote keys, verifier %s", (_name, basePlatform) => {
+describe.each(RUNTIMES)("remote keys, verifier %s", (_name, basePlatform) => {
   let idp: OidcProvider;
   beforeEach(async () => {
     idp = await startProvider();
@@ -50,8 +50,8 @@ describe.each(PLATFORMS)("remote keys, verifier %s", (_name, basePlatform) => {
     await idp.close();
   });
 
-  function create(options: JwtRbacOptions, platform: Platform = basePlatform) {
-    return createJwtAuthOn(platform, { jwksUrl: idp.jwksUrl, ...options });
+  function create(options: JwtRbacOptions, runtime: Runtime = basePlatform) {
+    return createJwtAuthOn(runtime, { jwksUrl: idp.jwksUrl, ...options });
   }
   async function check(auth: ReturnType<typeof create>, token: string) {
     const result = await auth.authenticate({
@@ -65,8 +65,8 @@ describe.each(PLATFORMS)("remote keys, verifier %s", (_name, basePlatform) => {
   it("serves a jwksUrl token from the verified-token cache exactly as an inline-key token", async () => {
     const remote = counting(basePlatform);
     const inline = counting(basePlatform);
-    const viaUrl = create({}, remote.platform);
-    const viaJwks = createJwtAuthOn(inline.platform, {
+    const viaUrl = create({}, remote.runtime);
+    const viaJwks = createJwtAuthOn(inline.runtime, {
       jwks: { keys: idp.keys.map((key) => key.publicJwk) },
     });
     const token = await idp.sign({ sub: "u1" });
@@ -81,8 +81,8 @@ describe.each(PLATFORMS)("remote keys, verifier %s", (_name, basePlatform) => {
   });
 
   it("clears the cache when the key set's content changes, not when the same set is fetched again", async () => {
-    const { platform, verifications } = counting(basePlatform);
-    const auth = create({ remoteKeys: { cooldownMs: 50 } }, platform);
+    const { runtime, verifications } = counting(basePlatform);
+    const auth = create({ remoteKeys: { cooldownMs: 50 } }, runtime);
     const token = await idp.sign({ sub: "u1" });
     for (let i = 0; i < 3; i++) await check(auth, token);
     expect(verifications()).toBe(2);

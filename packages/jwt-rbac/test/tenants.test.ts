@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createJwtAuthOn } from "../src/auth.js";
 import { ConfigError, type IssuerOptions, type JwtRbacOptions } from "../src/index.js";
-import { platform as nodePlatform } from "../src/node/platform.js";
-import { platform as webPlatform } from "../src/platform.js";
+import { runtime as nodeRuntime } from "../src/node/runtime.js";
+import { runtime as webRuntime } from "../src/runtime.js";
 import { MOUNTED_ADAPTERS, startMounted } from "./fixtures/mounted.js";
 import { startTenantProvider, type TenantProvider } from "./fixtures/tenant-provider.js";
 
@@ -27,9 +27,9 @@ const template = (extra: Partial<IssuerOptions> = {}): IssuerOptions => ({
 });
 
 describe.each([
-  ["webcrypto", webPlatform],
-  ["node:crypto", nodePlatform],
-])("tenant issuers, %s build", (_name, platform) => {
+  ["webcrypto", webRuntime],
+  ["node:crypto", nodeRuntime],
+])("tenant issuers, %s build", (_name, runtime) => {
   const check = async (options: JwtRbacOptions, token: string) => {
     const result = await createJwtAuthOnce(options).authenticate({
       method: "GET",
@@ -42,7 +42,7 @@ describe.each([
   const createJwtAuthOnce = (options: JwtRbacOptions) => {
     let auth = instances.get(options);
     if (auth === undefined) {
-      auth = createJwtAuthOn(platform, options);
+      auth = createJwtAuthOn(runtime, options);
       instances.set(options, auth);
     }
     return auth;
@@ -147,5 +147,5 @@ it("refuses templates without tenants, with two placeholders, and tenants on a p
     [{ issuer: "http://example.com/{tenantid}/v2.0", discovery: true, tenants: ["x"] }],
   ];
   for (const issuers of bad)
-    expect(() => createJwtAuthOn(nodePlatform, { algorithm: "RS256", issuers })).toThrow(ConfigError);
+    expect(() => createJwtAuthOn(nodeRuntime, { algorithm: "RS256", issuers })).toThrow(ConfigError);
 });

@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { createJwtAuthOn } from "../src/auth.js";
 import { ConfigError, type JwtRbacOptions } from "../src/index.js";
-import { platform as nodePlatform } from "../src/node/platform.js";
-import { platform as webPlatform } from "../src/platform.js";
+import { runtime as nodeRuntime } from "../src/node/runtime.js";
+import { runtime as webRuntime } from "../src/runtime.js";
 import { sign, type TestKeys, testKeys } from "./fixtures/keys.js";
 import { ADAPTERS, startServer } from "./fixtures/servers.js";
 
@@ -40,11 +40,11 @@ const REFUSED = [
 ];
 
 describe.each([
-  ["webcrypto", webPlatform],
-  ["node:crypto", nodePlatform],
-])("requireTyp, %s build", (_name, platform) => {
+  ["webcrypto", webRuntime],
+  ["node:crypto", nodeRuntime],
+])("requireTyp, %s build", (_name, runtime) => {
   it("accepts at+jwt in every spelling RFC 8725 allows and refuses every other typ", async () => {
-    const auth = createJwtAuthOn(platform, options());
+    const auth = createJwtAuthOn(runtime, options());
     for (const typ of ACCEPTED) {
       const result = await auth.authenticate({
         method: "GET",
@@ -66,7 +66,7 @@ describe.each([
 
   it("reads no typ without the option", async () => {
     const { requireTyp: _, ...untyped } = options();
-    const auth = createJwtAuthOn(platform, untyped);
+    const auth = createJwtAuthOn(runtime, untyped);
     const result = await auth.authenticate({
       method: "GET",
       path: "/x",
@@ -78,7 +78,7 @@ describe.each([
 
 it("refuses a requireTyp that is not a media type", () => {
   for (const typ of ["", "at jwt", "at+jwt\n", "/at+jwt", 5]) {
-    expect(() => createJwtAuthOn(nodePlatform, { ...options(), requireTyp: typ as string })).toThrow(
+    expect(() => createJwtAuthOn(nodeRuntime, { ...options(), requireTyp: typ as string })).toThrow(
       ConfigError,
     );
   }

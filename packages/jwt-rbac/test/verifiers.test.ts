@@ -1,64 +1,37 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type StubServer, startStubServer } from "@agent-platform/test-support/stub-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createJwtAuthOn } from "../src/auth.js";
 import type { JwtRbacOptions } from "../src/index.js";
-import { platform as nodePlatform } from "../src/node/platform.js";
-import { platform as webPlatform } from "../src/platform.js";
-import type { Platform } from "../src/token/signature-types.js";
+import { runtime as nodeRuntime } from "../src/node/runtime.js";
+import { runtime as webRuntime } from "../src/runtime.js";
+import type { Runtime } from "../src/token/signature-types.js";
 import { hostileOptions, hostileTokens } from "./fixtures/hostile-tokens.js";
 import { NOW_S, sign, type TestKeys, testKeys } from "./fixtures/keys.js";
 
 // Every case runs against both signature verifiers; each expects one exact outcome, so they agree.
-const PLATFORMS: readonly [string, Platform][] = [
-  ["webcrypto (jose)", webPlatform],
-  ["node:crypto", nodePlatform],
+const RUNTIMES: readonly [string, Runtime][] = [
+  ["webcrypto (jose)", webRuntime],
+  ["node:crypto", nodeRuntime],
 ];
 
 let keys: TestKeys;
-let trap: Server;
-let trapUrl: string;
-let trapHits = 0;
-let jwksServer: Server;
-let jwksUrl: string;
-let jwksRequests = 0;
-let servedJwks: unknown;
-
-function listen(server: Server): Promise<string> {
-  return new Promise((resolve) =>
-    server.listen(0, "127.0.0.1", () =>
-      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
-    ),
-  );
-}
+let trap: StubServer;
+let jwksServer: StubServer;
 
 beforeAll(async () => {
   keys = await testKeys();
-  trap = createServer((_req, res) => {
-    trapHits++;
-    res.end("{}");
-  });
-  trapUrl = await listen(trap);
-  jwksServer = createServer((_req, res) => {
-    jwksRequests++;
-    res.setHeader("content-type", "application/json");
-    res.end(JSON.stringify(servedJwks));
-  });
-  jwksUrl = await listen(jwksServer);
+  [trap, jwksServer] = await Promise.all([startStubServer(), startStubServer()]);
 });
-afterAll(async () => {
-  await new Promise((done) => trap.close(done));
-  await new Promise((done) => jwksServer.close(done));
-});
+afterAll(() => Promise.all([trap.close(), jwksServer.close()]));
 
-async function authOn(platform: Platform, options: JwtRbacOptions) {
-  const auth = createJwtAuthOn(platform, { cache: false, ...options });
+async function authOn(runtime: Runtime, options: JwtRbacOptions) {
+  const auth = createJwtAuthOn(runtime, { cache: false, ...options });
   await auth.ready;
   return auth;
 }
 
-async function outcome(platform: Platform, options: JwtRbacOptions, token: string) {
-  const auth = await authOn(platform, options);
+async function outcome(runtime: Runtime, options: JwtRbacOptions, token: string) {
+  const auth = await authOn(runtime, options);
   const result = await auth.authenticate({
     method: "GET",
     path: "/x",
@@ -69,33 +42,33 @@ async function outcome(platform: Platform, options: JwtRbacOptions, token: strin
     : { ok: false as const, reason: result.error.reason, status: result.error.status };
 }
 
-describe.each(PLATFORMS)("verifier %s", (_name, platform) => {
+describe.each(RUNTIMES)("verifier %s", (_name, runtime) => {
   it("reports which verifier it is", async () => {
-    const auth = await authOn(platform, { algorithm: "HS256", verificationKeys: [keys.hsSecret] });
-    expect(auth.verifier).toBe(platform === nodePlatform ? "node:crypto" : "webcrypto");
+    const auth = await authOn(runtime, { algorithm: "HS256", verificationKeys: [keys.hsSecret] });
+    expect(auth.verifier).toBe(runtime === nodeRuntime ? "node:crypto" : "webcrypto");
   });
 
   describe("hostile tokens: each is a 401 with its reason, never a pass or a crash", async () => {
     const corpus = await hostileTokens(await testKeys(), "http://127.0.0.1:9");
     it.each(corpus.map((entry) => [entry.name, entry] as const))("%s", async (_label, entry) => {
-      const tokens = await hostileTokens(keys, trapUrl);
+      const tokens = await hostileTokens(keys, trap.url);
       const token = tokens.find((candidate) => candidate.name === entry.name)?.token as string;
-      expect(await outcome(platform, hostileOptions(keys), token)).toEqual({
+      expect(await outcome(runtime, hostileOptions(keys), token)).toEqual({
         ok: false,
         reason: entry.reason,
         status: 401,
       });
     });
     it("never fetched an embedded jku / x5u", () => {
-      expect(trapHits).toBe(0);
+      expect(trap.requests).toHaveLength(0);
     });
   });
 
   it("refuses HS256 forged with the public key even when HS256 and RS256 are both allowed", async () => {
-    const tokens = await hostileTokens(keys, trapUrl);
+    const tokens = await hostileTokens(keys, trap.url);
     const forged = tokens.find((entry) => entry.name.startsWith("HS256 signed with"))?.token as string;
     const options = { algorithms: ["RS256", "HS256"], verificationKeys: [keys.rs256.publicPem] };
-    expect(await outcome(platform, options, forged)).toMatchObject({
+    expect(await outcome(runtime, options, forged)).toMatchObject({
       ok: false,
       reason: "invalid_signature",
     });
@@ -152,15 +125,15 @@ describe.each(PLATFORMS)("verifier %s", (_name, platform) => {
     it.each(cases)("%s: accepts a good token, refuses a tampered one", async (_label, alg, options, key) => {
       const config = { algorithm: alg, ...options() };
       const token = await sign({ sub: "u1" }, alg, key());
-      expect(await outcome(platform, config, token)).toEqual({ ok: true, userId: "u1" });
+      expect(await outcome(runtime, config, token)).toEqual({ ok: true, userId: "u1" });
       const [h, p, s] = token.split(".") as [string, string, string];
       const flipped = `${s.slice(0, 10)}${s[10] === "A" ? "B" : "A"}${s.slice(11)}`;
-      expect(await outcome(platform, config, `${h}.${p}.${flipped}`)).toMatchObject({
+      expect(await outcome(runtime, config, `${h}.${p}.${flipped}`)).toMatchObject({
         ok: false,
         reason: "invalid_signature",
       });
       const otherPayload = Buffer.from(JSON.stringify({ sub: "admin" })).toString("base64url");
-      expect(await outcome(platform, config, `${h}.${otherPayload}.${s}`)).toMatchObject({
+      expect(await outcome(runtime, config, `${h}.${otherPayload}.${s}`)).toMatchObject({
         ok: false,
         reason: "invalid_signature",
       });
@@ -169,7 +142,7 @@ describe.each(PLATFORMS)("verifier %s", (_name, platform) => {
     it("refuses an HS256 token signed with another secret", async () => {
       const token = await sign({ sub: "u1" }, "HS256", "another-secret-that-is-long-enough-too!!");
       expect(
-        await outcome(platform, { algorithm: "HS256", verificationKeys: [keys.hsSecret] }, token),
+        await outcome(runtime, { algorithm: "HS256", verificationKeys: [keys.hsSecret] }, token),
       ).toMatchObject({
         ok: false,
         reason: "invalid_signature",
@@ -179,14 +152,14 @@ describe.each(PLATFORMS)("verifier %s", (_name, platform) => {
 
   it("tries keys in order until one verifies (several issuers)", async () => {
     const options = { verificationKeys: [keys.rs256b.publicPem, keys.rs256.publicPem] };
+    expect(await outcome(runtime, options, await sign({ sub: "a" }, "RS256", keys.rs256.privateKey))).toEqual(
+      { ok: true, userId: "a" },
+    );
     expect(
-      await outcome(platform, options, await sign({ sub: "a" }, "RS256", keys.rs256.privateKey)),
-    ).toEqual({ ok: true, userId: "a" });
-    expect(
-      await outcome(platform, options, await sign({ sub: "b" }, "RS256", keys.rs256b.privateKey)),
+      await outcome(runtime, options, await sign({ sub: "b" }, "RS256", keys.rs256b.privateKey)),
     ).toEqual({ ok: true, userId: "b" });
     expect(
-      await outcome(platform, options, await sign({ sub: "c" }, "RS256", keys.certificateKey)),
+      await outcome(runtime, options, await sign({ sub: "c" }, "RS256", keys.certificateKey)),
     ).toMatchObject({ ok: false });
   });
 
@@ -195,13 +168,13 @@ describe.each(PLATFORMS)("verifier %s", (_name, platform) => {
       algorithms: ["RS256", "ES256", "HS256"],
       verificationKeys: [keys.rs256.publicPem, keys.es256.publicPem, keys.hsSecret],
     };
-    expect(
-      await outcome(platform, options, await sign({ sub: "r" }, "RS256", keys.rs256.privateKey)),
-    ).toEqual({ ok: true, userId: "r" });
-    expect(
-      await outcome(platform, options, await sign({ sub: "e" }, "ES256", keys.es256.privateKey)),
-    ).toEqual({ ok: true, userId: "e" });
-    expect(await outcome(platform, options, await sign({ sub: "h" }, "HS256", keys.hsSecret))).toEqual({
+    expect(await outcome(runtime, options, await sign({ sub: "r" }, "RS256", keys.rs256.privateKey))).toEqual(
+      { ok: true, userId: "r" },
+    );
+    expect(await outcome(runtime, options, await sign({ sub: "e" }, "ES256", keys.es256.privateKey))).toEqual(
+      { ok: true, userId: "e" },
+    );
+    expect(await outcome(runtime, options, await sign({ sub: "h" }, "HS256", keys.hsSecret))).toEqual({
       ok: true,
       userId: "h",
     });
@@ -220,28 +193,28 @@ describe.each(PLATFORMS)("verifier %s", (_name, platform) => {
       const options = { jwks: jwks() };
       expect(
         await outcome(
-          platform,
+          runtime,
           options,
           await sign({ sub: "1" }, "RS256", keys.rs256.privateKey, { kid: "k1" }),
         ),
       ).toEqual({ ok: true, userId: "1" });
       expect(
         await outcome(
-          platform,
+          runtime,
           options,
           await sign({ sub: "2" }, "RS256", keys.rs256b.privateKey, { kid: "k2" }),
         ),
       ).toEqual({ ok: true, userId: "2" });
       expect(
         await outcome(
-          platform,
+          runtime,
           options,
           await sign({ sub: "x" }, "RS256", keys.rs256b.privateKey, { kid: "k1" }),
         ),
       ).toMatchObject({ reason: "invalid_signature" });
       expect(
         await outcome(
-          platform,
+          runtime,
           options,
           await sign({ sub: "x" }, "RS256", keys.rs256.privateKey, { kid: "nope" }),
         ),
@@ -249,7 +222,7 @@ describe.each(PLATFORMS)("verifier %s", (_name, platform) => {
       // k3 is an ES256 key: with RS256 configured it is not used, whatever the header says.
       expect(
         await outcome(
-          platform,
+          runtime,
           options,
           await sign({ sub: "x" }, "ES256", keys.es256.privateKey, { kid: "k3" }),
         ),
@@ -257,9 +230,9 @@ describe.each(PLATFORMS)("verifier %s", (_name, platform) => {
     });
 
     it("fetches a remote JWKS once and then picks by kid", async () => {
-      servedJwks = jwks();
-      const before = jwksRequests;
-      const auth = await authOn(platform, { jwksUrl: `${jwksUrl}/.well-known/jwks.json` });
+      jwksServer.answer = { body: jwks() };
+      const before = jwksServer.requests.length;
+      const auth = await authOn(runtime, { jwksUrl: `${jwksServer.url}/.well-known/jwks.json` });
       for (const kid of ["k1", "k1", "k2"]) {
         const key = kid === "k1" ? keys.rs256.privateKey : keys.rs256b.privateKey;
         const token = await sign({ sub: kid }, "RS256", key, { kid });
@@ -270,7 +243,7 @@ describe.each(PLATFORMS)("verifier %s", (_name, platform) => {
         });
         expect(result.ok && result.state.userId).toBe(kid);
       }
-      expect(jwksRequests - before).toBe(1);
+      expect(jwksServer.requests.length - before).toBe(1);
       const forged = await sign({ sub: "x" }, "RS256", keys.certificateKey, { kid: "k1" });
       const result = await auth.authenticate({
         method: "GET",
@@ -288,7 +261,7 @@ describe.each(PLATFORMS)("verifier %s", (_name, platform) => {
       "HS256",
       "whatever-secret-whatever-secret!!",
     );
-    expect(await outcome(platform, options, unsigned)).toEqual({ ok: true, userId: "dev" });
-    expect(await outcome(platform, options, "not.a-token")).toMatchObject({ ok: false, reason: "malformed" });
+    expect(await outcome(runtime, options, unsigned)).toEqual({ ok: true, userId: "dev" });
+    expect(await outcome(runtime, options, "not.a-token")).toMatchObject({ ok: false, reason: "malformed" });
   });
 });

@@ -1,58 +1,50 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type StubServer, startStubServer } from "@agent-platform/test-support/stub-server";
 import type { JWK } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordingLogger } from "../../common/test/recording-logger.js";
 import { createJwtAuthOn } from "../src/auth.js";
 import type { JwtRbacOptions } from "../src/index.js";
 import { ConfigError } from "../src/index.js";
-import { platform as nodePlatform } from "../src/node/platform.js";
-import { platform as webPlatform } from "../src/platform.js";
-import type { Platform } from "../src/token/signature-types.js";
+import { runtime as nodeRuntime } from "../src/node/runtime.js";
+import { runtime as webRuntime } from "../src/runtime.js";
+import type { Runtime } from "../src/token/signature-types.js";
 import { craft, rsaSigner } from "./fixtures/hostile-tokens.js";
 import { NOW_S, selfSignedCertificate, sign, type TestKeys, testKeys } from "./fixtures/keys.js";
 import { type RsaFixture, rocaKeyPair, rsaKeyPair, withExponent } from "./fixtures/weak-keys.js";
 
 // Weak keys are refused (configured keys) or skipped (JWKS keys) identically by both builds.
-const PLATFORMS: readonly [string, Platform][] = [
-  ["webcrypto (jose)", webPlatform],
-  ["node:crypto", nodePlatform],
+const RUNTIMES: readonly [string, Runtime][] = [
+  ["webcrypto (jose)", webRuntime],
+  ["node:crypto", nodeRuntime],
 ];
 
 let keys: TestKeys;
 let rsa1024: RsaFixture;
 let roca: RsaFixture;
 let certificate1024: string;
-let jwksServer: Server;
+let jwksServer: StubServer;
 let jwksUrl: string;
-let servedJwks: unknown;
 
 beforeAll(async () => {
   [keys, rsa1024, roca] = await Promise.all([testKeys(), rsaKeyPair(1024), rocaKeyPair()]);
   certificate1024 = (await selfSignedCertificate(rsa1024)).pem;
-  jwksServer = createServer((_req, res) => {
-    res.setHeader("content-type", "application/json");
-    res.end(JSON.stringify(servedJwks));
-  });
-  await new Promise<void>((done) => jwksServer.listen(0, "127.0.0.1", done));
-  jwksUrl = `http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}/jwks.json`;
+  jwksServer = await startStubServer();
+  jwksUrl = `${jwksServer.url}/jwks.json`;
 });
-afterAll(async () => {
-  await new Promise((done) => jwksServer.close(done));
-});
+afterAll(() => jwksServer.close());
 
-async function refusal(platform: Platform, options: JwtRbacOptions): Promise<unknown> {
-  return createJwtAuthOn(platform, { cache: false, ...options }).ready.then(
+async function refusal(runtime: Runtime, options: JwtRbacOptions): Promise<unknown> {
+  return createJwtAuthOn(runtime, { cache: false, ...options }).ready.then(
     () => "accepted",
     (error: unknown) => error,
   );
 }
 
-async function outcome(platform: Platform, options: JwtRbacOptions, token: string) {
-  const auth = createJwtAuthOn(platform, { cache: false, ...options });
+async function outcome(runtime: Runtime, options: JwtRbacOptions, token: string) {
+  const auth = createJwtAuthOn(runtime, { cache: false, ...options });
   await auth.ready;
   const result = await auth.authenticate({
     method: "GET",
@@ -68,7 +60,7 @@ function rs256(key: RsaFixture, sub: string, kid?: string): string {
   return craft(header, JSON.stringify({ sub, exp: NOW_S() + 300 }), rsaSigner(key.privateKey));
 }
 
-describe.each(PLATFORMS)("%s", (_name, platform) => {
+describe.each(RUNTIMES)("%s", (_name, runtime) => {
   describe("a configured weak key is a configuration error naming the key", () => {
     const cases: [string, () => string, RegExp][] = [
       ["1024-bit PEM SPKI", () => rsa1024.publicPem, /RSA modulus has 1024 bits, fewer than 2048/],
@@ -83,7 +75,7 @@ describe.each(PLATFORMS)("%s", (_name, platform) => {
       ["ROCA PEM SPKI", () => roca.publicPem, /ROCA fingerprint/],
     ];
     it.each(cases)("%s", async (_label, key, reason) => {
-      const error = await refusal(platform, {
+      const error = await refusal(runtime, {
         algorithms: ["RS256", "PS256"],
         verificationKeys: [keys.rs256.publicPem, key()],
       });
@@ -97,7 +89,7 @@ describe.each(PLATFORMS)("%s", (_name, platform) => {
       const options = {
         verificationKeys: [keys.certificatePem, JSON.stringify(withExponent(keys.rs256.publicJwk, 3n))],
       };
-      expect(await refusal(platform, options)).toBe("accepted");
+      expect(await refusal(runtime, options)).toBe("accepted");
     });
   });
 
@@ -128,20 +120,20 @@ describe.each(PLATFORMS)("%s", (_name, platform) => {
       const options = { jwks: jwks() as { keys: JWK[] }, logger };
       expect(
         await outcome(
-          platform,
+          runtime,
           options,
           await sign({ sub: "g" }, "RS256", keys.rs256.privateKey, { kid: "good" }),
         ),
       ).toEqual({ ok: true, userId: "g" });
-      expect(await outcome(platform, options, rs256(rsa1024, "w", "old"))).toEqual({
+      expect(await outcome(runtime, options, rs256(rsa1024, "w", "old"))).toEqual({
         ok: false,
         reason: "unknown_kid",
       });
-      expect(await outcome(platform, options, rs256(roca, "w", "roca"))).toEqual({
+      expect(await outcome(runtime, options, rs256(roca, "w", "roca"))).toEqual({
         ok: false,
         reason: "unknown_kid",
       });
-      expect(await outcome(platform, options, rs256(rsa1024, "w"))).toEqual({
+      expect(await outcome(runtime, options, rs256(rsa1024, "w"))).toEqual({
         ok: false,
         reason: "invalid_signature",
       });
@@ -151,20 +143,20 @@ describe.each(PLATFORMS)("%s", (_name, platform) => {
     });
 
     // Files are read by the Node build only (the web build says so: tested in config.test.ts).
-    it.skipIf(platform !== nodePlatform)("JWKS file", async () => {
+    it.skipIf(runtime !== nodeRuntime)("JWKS file", async () => {
       const dir = mkdtempSync(join(tmpdir(), "jwt-rbac-weak-"));
       const jwksFile = join(dir, "jwks.json");
       writeFileSync(jwksFile, JSON.stringify(jwks()));
       const { warnings, logger } = recordingLogger();
       const token = await sign({ sub: "g" }, "RS256", keys.rs256.privateKey, { kid: "good" });
-      expect(await outcome(platform, { jwksFile, logger }, token)).toEqual({ ok: true, userId: "g" });
+      expect(await outcome(runtime, { jwksFile, logger }, token)).toEqual({ ok: true, userId: "g" });
       expectWarnings(warnings, "JWKS");
     });
 
     it("remote JWKS: the weak keys never reach jose's key set", async () => {
-      servedJwks = jwks();
+      jwksServer.answer = { body: jwks() };
       const { warnings, logger } = recordingLogger();
-      const auth = createJwtAuthOn(platform, { cache: false, jwksUrl, logger });
+      const auth = createJwtAuthOn(runtime, { cache: false, jwksUrl, logger });
       await auth.ready;
       const ask = async (token: string) => {
         const result = await auth.authenticate({
@@ -182,15 +174,12 @@ describe.each(PLATFORMS)("%s", (_name, platform) => {
       });
       expect(await ask(rs256(rsa1024, "w", "old"))).toEqual({ ok: false, reason: "unknown_kid" });
       expect(await ask(rs256(roca, "w", "roca"))).toEqual({ ok: false, reason: "unknown_kid" });
-      expectWarnings(
-        warnings,
-        `remote JWKS http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}/jwks.json`,
-      );
+      expectWarnings(warnings, `remote JWKS ${jwksUrl}`);
     });
   });
 
   it("a JWKS of weak keys only is a configuration error", async () => {
-    const error = await refusal(platform, { jwks: { keys: [{ ...rsa1024.publicJwk, kid: "old" }] } });
+    const error = await refusal(runtime, { jwks: { keys: [{ ...rsa1024.publicJwk, kid: "old" }] } });
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toBe("no JWKS key can be used with RS256");
   });

@@ -92,6 +92,7 @@ export interface OutboundReply {
   thread?: string;
 }
 
+/** A chat product as the inbox uses it: request check, parsing, sending; `slack()`, `telegram()` and `whatsapp()` make one. */
 export interface Channel extends ChannelRoute {
   /** The URL segment (`/{name}/status`, `/{name}/inbox`) and the inbox's channel column. */
   readonly name: string;

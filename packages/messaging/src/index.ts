@@ -19,26 +19,10 @@ export type {
   OutboundReply,
   ParsedDelivery,
 } from "./channel.js";
-export { CHANNEL_ROUTES, type ChannelRoute } from "./channels/routes.js";
-export {
-  SLACK_DEFAULT_API_BASE_URL,
-  SLACK_TEXT_LIMIT,
-  type SlackOptions,
-  slack,
-  slackSignatureHeaders,
-} from "./channels/slack/index.js";
-export {
-  TELEGRAM_DEFAULT_API_BASE_URL,
-  TELEGRAM_TEXT_LIMIT,
-  type TelegramOptions,
-  telegram,
-} from "./channels/telegram/index.js";
-export {
-  WHATSAPP_DEFAULT_API_BASE_URL,
-  type WhatsAppOptions,
-  whatsAppSignature,
-  whatsapp,
-} from "./channels/whatsapp/index.js";
+export type { ChannelRoute } from "./channels/routes.js";
+export { type SlackOptions, slack } from "./channels/slack/index.js";
+export { type TelegramOptions, telegram } from "./channels/telegram/index.js";
+export { type WhatsAppOptions, whatsapp } from "./channels/whatsapp/index.js";
 export {
   DeliveryError,
   InboxBusyError,

@@ -1,10 +1,10 @@
 import type { IncomingMessage } from "node:http";
-import { type LoggerOption, loggerOption } from "@agent-platform/common";
+import type { LoggerOption } from "@agent-platform/common";
+import { configError, loggerOption } from "@agent-platform/common/internal";
 import type { Sql } from "postgres";
 import type { AgentHandler } from "./agents/agent.js";
 import { echoAgent } from "./agents/echo.js";
 import type { Channel } from "./channel.js";
-import { configError } from "./config-error.js";
 import { PayloadTooLargeError } from "./errors.js";
 import { migrateInbox } from "./inbox/schema.js";
 import { type InboxEntry, type InboxStatus, InboxStore } from "./inbox/store.js";
@@ -55,6 +55,7 @@ export interface CommitOptions {
   maxWaitMs?: number;
 }
 
+/** Options of `createMessaging`. */
 export interface MessagingOptions {
   /** The database of the inbox (schema `messaging`, migrated on first use). */
   sql: Sql;
@@ -80,6 +81,7 @@ export interface MessagingOptions {
   environment?: Environment | undefined;
 }
 
+/** The durable inbox `createMessaging` returns: webhook handlers, the inbox, the workers. */
 export interface Messaging {
   /** Names of the configured channels. */
   readonly channels: readonly string[];
@@ -100,12 +102,9 @@ export interface Messaging {
 }
 
 /**
- * Shared commits in flight at once. One: the deliveries that arrive while it waits for its WAL flush all
- * gather into the next batch. A second commit in flight only split them into twice the commits, and each
- * commit costs the server a round trip to PostgreSQL (socket writes, wake-ups, result parsing) whatever its
- * size: with 100 connections, one in flight took about 15 µs of server CPU and a third of PostgreSQL's CPU
- * off every delivery, at the same or better latency (p50, p99) with 1, 10 and 100 connections. A lone
- * delivery still commits at once; every delivery is still answered only after the commit holding it.
+ * Shared commits in flight at once. One: the deliveries arriving while it waits for its WAL flush gather into
+ * the next batch, where a second commit in flight would only split them into more round trips (measured in
+ * bench/notes/profiles.md, "Why the code is as it is"). A lone delivery still commits at once.
  */
 const COMMITS_IN_FLIGHT = 1;
 
@@ -277,7 +276,7 @@ export async function createMessaging(options: MessagingOptions): Promise<Messag
   );
   const webhookOf = (name: string): WebhookDeps => {
     const deps = webhooks.get(name);
-    if (deps === undefined) throw configError(`channel '${name}' is not configured`);
+    if (deps === undefined) throw configError("messaging", `channel '${name}' is not configured`);
     return deps;
   };
   const handle = (name: string, request: WebhookRequest) => handleWebhook(webhookOf(name), request);

@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import { once } from "node:events";
 import type { IncomingMessage } from "node:http";
 import { type AddressInfo, connect } from "node:net";
-import { nodeHeaderReader, SILENT_LOGGER } from "@agent-platform/common";
+import { nodeHeaderReader, SILENT_LOGGER } from "@agent-platform/common/internal";
 import { type ServerType, serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

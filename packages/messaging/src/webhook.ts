@@ -1,10 +1,11 @@
 import type { IncomingMessage } from "node:http";
-import { type Logger, nodeHeaderReader } from "@agent-platform/common";
+import type { Logger } from "@agent-platform/common";
+import { nodeHeaderReader } from "@agent-platform/common/internal";
 import type { Channel, HeaderReader, ParsedDelivery } from "./channel.js";
 import { InvalidPayloadError, PayloadTooLargeError } from "./errors.js";
 import type { InboxStore, InsertCounts } from "./inbox/store.js";
 import { boundMessages } from "./limits.js";
-import { readRawBody } from "./raw-body.js";
+import { readRawBody } from "./read-body.js";
 
 /** Chat products' deliveries are a few KiB; the cap only has to stop abuse. */
 export const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
@@ -71,8 +72,8 @@ export async function readWebhookRequest(
 
 /**
  * The query is parsed on first read: only the GET handshake reads it, and parsing the URL of every POST delivery
- * cost a URL and a URLSearchParams for nothing. A class, not an object literal with `get query()`: an accessor
- * in a literal puts every request's object into V8's dictionary mode (see `lint/no-object-literal-accessor.grit`).
+ * cost a URL and a URLSearchParams for nothing. A class, not an object literal with `get query()` (see
+ * `lint/no-object-literal-accessor.grit` and bench/notes/profiles.md, "Why the code is as it is").
  */
 class ReceivedWebhookRequest implements WebhookRequest {
   #query: URLSearchParams | undefined;

@@ -1,5 +1,6 @@
+import { whatsAppSignature } from "@agent-platform/test-support/webhook-signatures";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { whatsAppSignature, whatsapp } from "../src/channels/whatsapp/index.js";
+import { whatsapp } from "../src/channels/whatsapp/index.js";
 import { blockInboxWrites } from "./support/block-writes.js";
 import {
   connect,

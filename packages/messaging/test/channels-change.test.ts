@@ -1,8 +1,9 @@
+import { slackSignatureHeaders, whatsAppSignature } from "@agent-platform/test-support/webhook-signatures";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { capturedConsole } from "../../common/test/plain-loggers.js";
-import { slack, slackSignatureHeaders } from "../src/channels/slack/index.js";
+import { slack } from "../src/channels/slack/index.js";
 import { telegram } from "../src/channels/telegram/index.js";
-import { whatsAppSignature, whatsapp } from "../src/channels/whatsapp/index.js";
+import { whatsapp } from "../src/channels/whatsapp/index.js";
 import {
   type GraphStub,
   type SlackStub,

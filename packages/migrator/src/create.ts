@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { configError } from "./config-error.js";
+import { configError } from "@agent-platform/common/internal";
 import { sqlMigrations } from "./sql-files.js";
 import { compareVersions, parseVersion, type Version } from "./version.js";
 
@@ -22,6 +22,7 @@ export interface CreatedMigration {
 export function createMigrationFiles(dir: string, name: string, version?: string): CreatedMigration {
   if (!NAME.test(name)) {
     throw configError(
+      "migrator",
       `migration name ${JSON.stringify(name.slice(0, 120))} must be 1-100 letters, digits, _ or -, starting with a letter or digit`,
       "name",
     );
@@ -34,6 +35,7 @@ export function createMigrationFiles(dir: string, name: string, version?: string
     const same =
       compareVersions(chosen, highest) === 0 || existing.some((v) => compareVersions(v, chosen) === 0);
     throw configError(
+      "migrator",
       same
         ? `${dir} already has a migration with version ${chosen.text}`
         : `version ${chosen.text} is below the highest existing version ${highest.text}; it would be refused as out of order`,

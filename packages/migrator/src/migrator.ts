@@ -1,11 +1,10 @@
-import { loggerOption } from "@agent-platform/common";
-import { buildCatalog, type CatalogEntry } from "./catalog.js";
-import { configError } from "./config-error.js";
+import { configError, loggerOption } from "@agent-platform/common/internal";
 import { isConnectionLost } from "./connection-lost.js";
 import { type HistoryTable, readHistory } from "./history.js";
 import { validateIdentifier } from "./identifier.js";
 import { invalidIndexes } from "./indexes.js";
 import { acquireLock, releaseLock, reserveConnection } from "./lock.js";
+import { type CheckedMigration, checkMigrations } from "./migration-list.js";
 import { planMigration, resolveTarget } from "./plan.js";
 import { retryOption } from "./retry.js";
 import { runPlan } from "./runner.js";
@@ -30,6 +29,7 @@ const MAX_TIMEOUT_MS = 2_147_483_647;
 export function timeoutOption(name: string, value: unknown): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0 || value > MAX_TIMEOUT_MS) {
     throw configError(
+      "migrator",
       `\`${name}\` must be a whole number of milliseconds from 0 to ${MAX_TIMEOUT_MS}; got ${String(value)}`,
       name,
     );
@@ -44,6 +44,7 @@ export function timeoutOption(name: string, value: unknown): number {
 export function createMigrator(options: MigratorOptions): Migrator {
   if (typeof options !== "object" || options === null || typeof options.sql?.reserve !== "function") {
     throw configError(
+      "migrator",
       "`sql` must be a postgres.js instance (the pool itself, not a transaction or a reserved connection)",
       "sql",
     );
@@ -65,8 +66,8 @@ export function createMigrator(options: MigratorOptions): Migrator {
   const retry = retryOption(options.retry);
   const indexBuildTimeoutMs = timeoutOption("indexBuildTimeoutMs", options.indexBuildTimeoutMs ?? 0);
   const logger = loggerOption(options.logger, "migrator");
-  const catalog = buildCatalog(options.migrations);
-  const latest = catalog[catalog.length - 1] as CatalogEntry;
+  const checked = checkMigrations(options.migrations);
+  const latest = checked[checked.length - 1] as CheckedMigration;
 
   const log = ({ level, ...fields }: MigratorEvent) => {
     try {
@@ -89,16 +90,16 @@ export function createMigrator(options: MigratorOptions): Migrator {
       current: last?.version ?? null,
       latest: latest.version.text,
       applied,
-      pending: catalog.filter((e) => !appliedVersions.has(e.version.text)).map((e) => e.migration),
+      pending: checked.filter((e) => !appliedVersions.has(e.version.text)).map((e) => e.migration),
       invalidIndexes: invalid,
     };
   }
 
   async function migrate(migrateOptions: MigrateOptions = {}): Promise<MigrateResult> {
-    const target = resolveTarget(catalog, migrateOptions.to, migrateOptions.steps);
+    const target = resolveTarget(checked, migrateOptions.to, migrateOptions.steps);
     if (migrateOptions.dryRun) {
       // No lock: a dry run changes nothing, and under MVCC it reads a consistent (pre-run) history.
-      const plan = planMigration(catalog, (await readHistory(sql, where)) ?? [], target);
+      const plan = planMigration(checked, (await readHistory(sql, where)) ?? [], target);
       return report(plan, true);
     }
     const deadline = Date.now() + lockTimeoutMs;
@@ -112,13 +113,13 @@ export function createMigrator(options: MigratorOptions): Migrator {
       try {
         // Read under the lock: whatever a previous holder applied is seen here.
         const applied = await readHistory(connection, where);
-        const plan = planMigration(catalog, applied ?? [], target);
+        const plan = planMigration(checked, applied ?? [], target);
         const result = report(plan, false);
         if (plan.direction !== "none") {
           await runPlan({
             connection,
             where,
-            catalog,
+            checked,
             applied,
             plan,
             log,

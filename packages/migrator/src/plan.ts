@@ -1,5 +1,4 @@
-import type { CatalogEntry } from "./catalog.js";
-import { configError } from "./config-error.js";
+import { configError } from "@agent-platform/common/internal";
 import {
   ChecksumMismatchError,
   IrreversibleMigrationError,
@@ -7,6 +6,7 @@ import {
   UnknownAppliedVersionError,
   UnknownVersionError,
 } from "./errors.js";
+import type { CheckedMigration } from "./migration-list.js";
 import type { AppliedMigration, MigrationDirection } from "./types.js";
 import { compareVersions, parseVersion } from "./version.js";
 
@@ -16,48 +16,52 @@ export interface Plan {
   readonly to: string | null;
   readonly direction: MigrationDirection | "none";
   /** In execution order: ascending for up, descending for down. */
-  readonly steps: CatalogEntry[];
+  readonly steps: CheckedMigration[];
 }
 
 /** The spelling of the target below the first migration (every migration reverted). */
 export const BASE = "base";
 
-/** Where a run goes: a catalog entry, base (`null`), or a number of steps from the current version. */
-export type Target = { readonly entry: CatalogEntry | null } | { readonly steps: number };
+/** Where a run goes: a checked migration, base (`null`), or a number of steps from the current version. */
+export type Target = { readonly entry: CheckedMigration | null } | { readonly steps: number };
 
 /**
  * The requested target (default: the latest), checked before any database work: exactly one of `to` and
  * `steps`; `steps` a non-zero integer (positive applies, negative reverts).
  */
 export function resolveTarget(
-  catalog: readonly CatalogEntry[],
+  checked: readonly CheckedMigration[],
   to: string | undefined,
   steps: number | undefined,
 ): Target {
   if (to !== undefined && steps !== undefined) {
-    throw configError("give either `to` or `steps`, not both", "steps");
+    throw configError("migrator", "give either `to` or `steps`, not both", "steps");
   }
   if (steps !== undefined) {
     if (!Number.isSafeInteger(steps) || steps === 0) {
-      throw configError(`\`steps\` must be a non-zero integer (negative reverts); got ${steps}`, "steps");
+      throw configError(
+        "migrator",
+        `\`steps\` must be a non-zero integer (negative reverts); got ${steps}`,
+        "steps",
+      );
     }
     return { steps };
   }
-  if (to === undefined) return { entry: catalog[catalog.length - 1] as CatalogEntry };
+  if (to === undefined) return { entry: checked[checked.length - 1] as CheckedMigration };
   if (to === BASE) return { entry: null };
   const version = parseVersion(to);
-  const entry = catalog.find((e) => compareVersions(e.version, version) === 0);
+  const entry = checked.find((e) => compareVersions(e.version, version) === 0);
   if (!entry) throw new UnknownVersionError(version.text);
   return { entry };
 }
 
 /** Entries whose versions appear in `applied`, after checking the history against the code. */
 function appliedEntries(
-  catalog: readonly CatalogEntry[],
+  checked: readonly CheckedMigration[],
   applied: readonly AppliedMigration[],
-): Set<CatalogEntry> {
-  const byVersion = new Map(catalog.map((e) => [e.version.text, e]));
-  const result = new Set<CatalogEntry>();
+): Set<CheckedMigration> {
+  const byVersion = new Map(checked.map((e) => [e.version.text, e]));
+  const result = new Set<CheckedMigration>();
   for (const row of applied) {
     const entry = byVersion.get(row.version);
     if (!entry) throw new UnknownAppliedVersionError(row.version);
@@ -76,35 +80,35 @@ function appliedEntries(
  * changed checksum), a pending migration older than the current version, or a down step without `down`.
  */
 export function planMigration(
-  catalog: readonly CatalogEntry[],
+  checked: readonly CheckedMigration[],
   applied: readonly AppliedMigration[],
   target: Target,
 ): Plan {
-  const done = appliedEntries(catalog, applied);
-  // The catalog is sorted, so the last applied entry is the current version.
-  let current: CatalogEntry | null = null;
-  for (const entry of catalog) if (done.has(entry)) current = entry;
+  const done = appliedEntries(checked, applied);
+  // The checked migrations are sorted, so the last applied entry is the current version.
+  let current: CheckedMigration | null = null;
+  for (const entry of checked) if (done.has(entry)) current = entry;
   if (current) {
-    const outOfOrder = catalog.find((e) => !done.has(e) && compareVersions(e.version, current.version) < 0);
+    const outOfOrder = checked.find((e) => !done.has(e) && compareVersions(e.version, current.version) < 0);
     if (outOfOrder) throw new OutOfOrderError(outOfOrder.version.text, current.version.text);
   }
-  const entry = "steps" in target ? stepTarget(catalog, done, current, target.steps) : target.entry;
+  const entry = "steps" in target ? stepTarget(checked, done, current, target.steps) : target.entry;
   const from = current?.version.text ?? null;
   const to = entry?.version.text ?? null;
   const order = compareEntries(entry, current);
   if (order === 0) return { from, to, direction: "none", steps: [] };
   if (order > 0) {
-    const steps = catalog.filter((e) => !done.has(e) && compareEntries(e, entry) <= 0);
+    const steps = checked.filter((e) => !done.has(e) && compareEntries(e, entry) <= 0);
     return { from, to, direction: "up", steps };
   }
-  const steps = catalog.filter((e) => done.has(e) && compareEntries(e, entry) > 0).reverse();
+  const steps = checked.filter((e) => done.has(e) && compareEntries(e, entry) > 0).reverse();
   const irreversible = steps.find((e) => e.migration.down === undefined);
   if (irreversible) throw new IrreversibleMigrationError(irreversible.version.text);
   return { from, to, direction: "down", steps };
 }
 
 /** Orders entries with `null` (base) below every version. */
-function compareEntries(a: CatalogEntry | null, b: CatalogEntry | null): number {
+function compareEntries(a: CheckedMigration | null, b: CheckedMigration | null): number {
   if (!a || !b) return (a ? 1 : 0) - (b ? 1 : 0);
   return compareVersions(a.version, b.version);
 }
@@ -115,15 +119,15 @@ function compareEntries(a: CatalogEntry | null, b: CatalogEntry | null): number 
  * the last pending migration or at base, as node-pg-migrate and Flyway do.
  */
 function stepTarget(
-  catalog: readonly CatalogEntry[],
-  done: Set<CatalogEntry>,
-  current: CatalogEntry | null,
+  checked: readonly CheckedMigration[],
+  done: Set<CheckedMigration>,
+  current: CheckedMigration | null,
   steps: number,
-): CatalogEntry | null {
+): CheckedMigration | null {
   if (steps > 0) {
-    const pending = catalog.filter((e) => !done.has(e));
+    const pending = checked.filter((e) => !done.has(e));
     return pending[Math.min(steps, pending.length) - 1] ?? current;
   }
-  const applied = catalog.filter((e) => done.has(e)).reverse();
+  const applied = checked.filter((e) => done.has(e)).reverse();
   return applied[-steps] ?? null;
 }

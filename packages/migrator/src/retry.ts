@@ -1,4 +1,4 @@
-import { configError } from "./config-error.js";
+import { configError } from "@agent-platform/common/internal";
 
 /** How a run retries what another session's lock made fail; see `MigratorOptions.retry`. */
 export interface RetryOptions {
@@ -28,11 +28,12 @@ export function retryOption(value: RetryOptions | false | undefined): RetryPolic
   if (value === undefined) return DEFAULT_RETRY;
   if (value === false) return { ...DEFAULT_RETRY, attempts: 1 };
   if (typeof value !== "object" || value === null) {
-    throw configError("`retry` must be false or an object { attempts, baseMs, maxMs }", "retry");
+    throw configError("migrator", "`retry` must be false or an object { attempts, baseMs, maxMs }", "retry");
   }
   const unknown = Object.keys(value).find((key) => !Object.hasOwn(DEFAULT_RETRY, key));
   if (unknown !== undefined) {
     throw configError(
+      "migrator",
       `\`retry\` has an unknown key ${JSON.stringify(unknown)}; expected attempts, baseMs or maxMs`,
       "retry",
     );
@@ -42,6 +43,7 @@ export function retryOption(value: RetryOptions | false | undefined): RetryPolic
     if (given === undefined) return DEFAULT_RETRY[name];
     if (typeof given !== "number" || !Number.isSafeInteger(given) || given < min || given > max) {
       throw configError(
+        "migrator",
         `\`retry.${name}\` must be a whole number from ${min} to ${max}; got ${String(given)}`,
         `retry.${name}`,
       );

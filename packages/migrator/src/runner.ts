@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type postgres from "postgres";
 import { type RunnableMigration, Umzug, type UmzugStorage } from "umzug";
-import type { CatalogEntry } from "./catalog.js";
 import { withIndexBuilds } from "./concurrent-index.js";
 import { isConnectionLost } from "./connection-lost.js";
 import { DdlLockTimeoutError, MigrationFailedError } from "./errors.js";
@@ -14,6 +13,7 @@ import {
 } from "./history.js";
 import { invalidIndexes } from "./indexes.js";
 import { type LockWait, watchLockWaits } from "./lock-wait.js";
+import type { CheckedMigration } from "./migration-list.js";
 import type { Plan } from "./plan.js";
 import { type RetryPolicy, retryDelayMs } from "./retry.js";
 import type { AnySql, AppliedMigration, MigrationDirection, MigratorEvent } from "./types.js";
@@ -37,7 +37,7 @@ class BufferedHistoryStorage implements UmzugStorage<RunContext> {
 
   constructor(
     applied: readonly AppliedMigration[] | null,
-    private readonly entries: ReadonlyMap<string, CatalogEntry>,
+    private readonly entries: ReadonlyMap<string, CheckedMigration>,
     private readonly durations: ReadonlyMap<string, number>,
   ) {
     this.executedVersions = new Set((applied ?? []).map((row) => row.version));
@@ -49,7 +49,7 @@ class BufferedHistoryStorage implements UmzugStorage<RunContext> {
   }
 
   async logMigration({ name: version }: { name: string }): Promise<void> {
-    const entry = this.entries.get(version) as CatalogEntry;
+    const entry = this.entries.get(version) as CheckedMigration;
     this.executedVersions.add(version);
     this.inserted.push({
       version,
@@ -91,8 +91,8 @@ class BufferedHistoryStorage implements UmzugStorage<RunContext> {
 }
 
 /** Consecutive transactional steps share a transaction; a `transaction: false` step stands alone. */
-function segments(steps: readonly CatalogEntry[]): CatalogEntry[][] {
-  const result: CatalogEntry[][] = [];
+function segments(steps: readonly CheckedMigration[]): CheckedMigration[][] {
+  const result: CheckedMigration[][] = [];
   for (const step of steps) {
     const last = result[result.length - 1];
     if (step.transactional && last?.[0]?.transactional) last.push(step);
@@ -104,7 +104,7 @@ function segments(steps: readonly CatalogEntry[]): CatalogEntry[][] {
 export interface RunOptions {
   readonly connection: Connection;
   readonly where: HistoryTable;
-  readonly catalog: readonly CatalogEntry[];
+  readonly checked: readonly CheckedMigration[];
   /** The history as read under the lock; `null` when the table does not exist yet. */
   readonly applied: readonly AppliedMigration[] | null;
   readonly plan: Plan;
@@ -131,13 +131,13 @@ const LOCK_NOT_AVAILABLE = "55P03";
  * for a `transaction: false` step), history rows written in the same transaction as the migrations.
  */
 export async function runPlan(options: RunOptions): Promise<void> {
-  const { connection, where, catalog, plan, log } = options;
+  const { connection, where, checked, plan, log } = options;
   const direction = plan.direction as MigrationDirection;
   const durations = new Map<string, number>();
   // Set by the step that threw, so the error names the migration rather than umzug's wrapper.
-  let failed: { step?: { entry: CatalogEntry; error: unknown } } = {};
+  let failed: { step?: { entry: CheckedMigration; error: unknown } } = {};
 
-  const invoke = async (entry: CatalogEntry) => {
+  const invoke = async (entry: CheckedMigration) => {
     const version = entry.version.text;
     const name = entry.name;
     log({ level: "info", event: "migrating", version, name, direction });
@@ -163,10 +163,10 @@ export async function runPlan(options: RunOptions): Promise<void> {
     log({ level: "info", event: "migrated", version, name, direction, durationMs });
   };
 
-  const entries = new Map(catalog.map((e) => [e.version.text, e]));
+  const entries = new Map(checked.map((e) => [e.version.text, e]));
   const storage = new BufferedHistoryStorage(options.applied, entries, durations);
   const umzug = new Umzug<RunContext>({
-    migrations: catalog.map(
+    migrations: checked.map(
       (entry): RunnableMigration<RunContext> => ({
         name: entry.version.text,
         up: () => invoke(entry),
@@ -243,7 +243,7 @@ export async function runPlan(options: RunOptions): Promise<void> {
       } catch (error) {
         const waited: LockWait | null = watch?.stop() ?? null;
         // A failure outside a step (history write, commit) is charged to the segment's last migration.
-        const entry = failed.step?.entry ?? (segment[segment.length - 1] as CatalogEntry);
+        const entry = failed.step?.entry ?? (segment[segment.length - 1] as CheckedMigration);
         const cause = failed.step ? failed.step.error : error;
         const leftInvalid = await recover(transactional);
         const lockTimeout = (cause as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE;

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { configError } from "./config-error.js";
+import { configError } from "@agent-platform/common/internal";
 import type { Migration } from "./types.js";
 
 const FILE = /^([^_]+)_(.+)\.(up|down)\.sql$/;
@@ -16,13 +16,18 @@ export function sqlMigrations(dir: string): Migration[] {
   try {
     files = readdirSync(dir).filter((file) => file.endsWith(".sql"));
   } catch (error) {
-    throw configError(`Cannot read the migrations directory ${dir}: ${(error as Error).message}`, "dir");
+    throw configError(
+      "migrator",
+      `Cannot read the migrations directory ${dir}: ${(error as Error).message}`,
+      "dir",
+    );
   }
   const pairs = new Map<string, { version: string; name: string; up?: string; down?: string }>();
   for (const file of files.sort()) {
     const match = FILE.exec(file);
     if (!match) {
       throw configError(
+        "migrator",
         `${join(dir, file)}: expected <version>_<name>.up.sql or <version>_<name>.down.sql`,
         "dir",
       );
@@ -34,7 +39,8 @@ export function sqlMigrations(dir: string): Migration[] {
     pairs.set(key, pair);
   }
   return [...pairs.entries()].map(([key, { version, name, up, down }]) => {
-    if (up === undefined) throw configError(`${join(dir, `${key}.down.sql`)} has no matching up file`, "dir");
+    if (up === undefined)
+      throw configError("migrator", `${join(dir, `${key}.down.sql`)} has no matching up file`, "dir");
     return {
       version,
       name,

@@ -1,4 +1,4 @@
-import { nodeHeaderReader } from "@agent-platform/common";
+import { nodeHeaderReader } from "@agent-platform/common/internal";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { ParamsDictionary, Query } from "express-serve-static-core";
 import type { JWTPayload } from "jose";
@@ -8,8 +8,8 @@ import {
   createJwtAuth,
   type JwtAuth,
   type JwtRbacOptions,
-  requestOrigin,
 } from "../index.js";
+import { requestOrigin } from "../token/csrf.js";
 
 export type { AuthState, JwtRbacOptions } from "../index.js";
 
@@ -45,11 +45,13 @@ declare module "express-serve-static-core" {
   }
 }
 
+/** Express `jwtRbac()` options: the core options and how a refusal is answered. */
 export interface ExpressJwtRbacOptions extends JwtRbacOptions {
   /** Pass the `AuthError` to `next(err)` for the app's own error handler instead of answering. */
   passError?: boolean;
 }
 
+/** What Express `jwtRbac()` returns: the middleware, carrying its authenticator as `.auth`. */
 export type ExpressJwtRbacMiddleware<C extends object = JWTPayload> = ClaimsHandler<C> & {
   readonly auth: JwtAuth<C>;
 };

@@ -1,16 +1,17 @@
+import { configError } from "@agent-platform/common/internal";
 import type { JWTPayload } from "jose";
-import { configError } from "../config-error.js";
 import {
   type AuthError,
   type AuthState,
-  canonicalPath,
   createJwtAuth,
   isAuthError,
   type JwtAuth,
   type JwtRbacOptions,
-  originOfUrl,
 } from "../index.js";
+import { canonicalPath } from "../rbac/canonical-path.js";
+import { originOfUrl } from "../token/csrf.js";
 
+/** `withJwtRbac` options: the core options and where the handler is mounted. */
 export interface FetchJwtRbacOptions extends JwtRbacOptions {
   /**
    * Where the wrapped handler is mounted (`/api`): mappings and exclusions are matched on the path
@@ -45,7 +46,7 @@ function withHeaders(response: Response, headers: Readonly<Record<string, string
 function checkedBasePath(basePath: string | undefined): string | undefined {
   if (basePath === undefined) return undefined;
   const canonical = canonicalPath(basePath);
-  if (isAuthError(canonical)) throw configError(`basePath "${basePath}": ${canonical.detail}`);
+  if (isAuthError(canonical)) throw configError("jwt-rbac", `basePath "${basePath}": ${canonical.detail}`);
   return canonical.path;
 }
 
@@ -72,6 +73,7 @@ export async function authenticateRequest<C extends object = JWTPayload>(
   return result.state;
 }
 
+/** A Fetch handler that receives the request's `AuthState` after the request, then the runtime's own arguments (`env`, `ctx`). */
 export type FetchJwtRbacHandler<C extends object, A extends unknown[]> = (
   request: Request,
   auth: AuthState<C>,

@@ -7,8 +7,8 @@ import {
   createJwtAuth,
   type JwtAuth,
   type JwtRbacOptions,
-  originOfUrl,
 } from "../index.js";
+import { originOfUrl } from "../token/csrf.js";
 import { nodeRequestHeaders } from "./node-headers.js";
 
 export type { AuthState, JwtRbacOptions } from "../index.js";
@@ -18,10 +18,12 @@ export interface JwtRbacVariables<C extends object = JWTPayload> {
   auth: AuthState<C>;
 }
 
+/** The Hono `Env` of an app using the middleware: `c.get("auth")` is the request's `AuthState`. */
 export interface JwtRbacEnv<C extends object = JWTPayload> {
   Variables: JwtRbacVariables<C>;
 }
 
+/** What `jwtRbac()` returns: the Hono middleware, carrying its authenticator as `.auth`. */
 export type JwtRbacMiddleware<C extends object = JWTPayload> = MiddlewareHandler<JwtRbacEnv<C>> & {
   /** The core authenticator (for `ready`, `clearCache`). */
   readonly auth: JwtAuth<C>;
@@ -41,10 +43,9 @@ function proceed<C extends object>(
 }
 
 /**
- * The path the app the middleware is registered in is mounted at, with its parameters filled in: `basePath(c)`.
- * That helper caches its answer in a WeakMap keyed by the context, and the entry kept each request's context
- * alive through young-generation collections (a tenth of a bare Hono app's allocation promoted, scavenge time
- * doubled). A mount path without parameters or wildcards, the usual case, is its own answer and is read as is.
+ * The path the app the middleware is registered in is mounted at, with its parameters filled in: `basePath(c)`,
+ * whose per-context WeakMap entry kept each request alive longer (bench/notes/profiles.md, "Why the code is as it
+ * is"). A mount path without parameters or wildcards, the usual case, is its own answer and is read as is.
  */
 function mountPath(c: Context): string {
   const route = baseRoutePath(c);

@@ -1,4 +1,4 @@
-import { nodeHeaderReader } from "@agent-platform/common";
+import { nodeHeaderReader } from "@agent-platform/common/internal";
 import type { HeadersInput } from "../index.js";
 
 function isNodeIncoming(value: unknown): value is { rawHeaders: string[] } {

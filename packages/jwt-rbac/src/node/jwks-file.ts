@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { configError } from "../config-error.js";
+import { configError } from "@agent-platform/common/internal";
 
 /** Reads a JWKS file once, at construction. Shape checks happen in the shared core. */
 export function readJwksFile(path: string): unknown {
@@ -8,11 +8,11 @@ export function readJwksFile(path: string): unknown {
     text = readFileSync(path, "utf8");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? "read error";
-    throw configError(`cannot read JWKS file "${path}" (${code})`);
+    throw configError("jwt-rbac", `cannot read JWKS file "${path}" (${code})`);
   }
   try {
     return JSON.parse(text);
   } catch {
-    throw configError(`JWKS file "${path}" is not valid JSON`);
+    throw configError("jwt-rbac", `JWKS file "${path}" is not valid JSON`);
   }
 }

@@ -1,7 +1,19 @@
 import { ConfigError } from "@agent-platform/common";
 import { describe, expect, it } from "vitest";
 import { canonical } from "../../test/fixtures/canonical.js";
-import { compileRoute, matchRoute, RouteTable } from "./routes.js";
+import { isAuthError } from "../errors.js";
+import { canonicalPath } from "./canonical-path.js";
+import { compileRoute, type RouteMatch, RouteTable, routeTable } from "./routes.js";
+
+/** The most specific mapping for a request path, as the authenticator looks it up. */
+function matchRoute<T>(
+  mappings: Readonly<Record<string, T>>,
+  method: string,
+  path: string,
+): RouteMatch<T> | undefined {
+  const canonical = canonicalPath(path);
+  return isAuthError(canonical) ? undefined : routeTable(mappings).match(method, canonical.segments);
+}
 
 const table = {
   "GET /agents": "list",

@@ -1,7 +1,6 @@
-import { configError } from "../config-error.js";
-import { isAuthError } from "../errors.js";
+import { configError } from "@agent-platform/common/internal";
 import { getOrCreate } from "../get-or-create.js";
-import { canonicalPath, canonicalSegment } from "./canonical-path.js";
+import { canonicalSegment } from "./canonical-path.js";
 
 /**
  * Route patterns: `*` or `{name}` match exactly one non-empty segment, a trailing `/**` matches the
@@ -52,31 +51,33 @@ export function compileRoute<T>(pattern: string, value: T, withMethod: boolean):
   let path = pattern.trim();
   if (withMethod) {
     const space = path.indexOf(" ");
-    if (space <= 0) throw configError(`route "${pattern}" must look like "<METHOD> <path>"`);
+    if (space <= 0) throw configError("jwt-rbac", `route "${pattern}" must look like "<METHOD> <path>"`);
     method = path.slice(0, space).toUpperCase();
     path = path.slice(space + 1).trim();
   }
-  if (!path.startsWith("/")) throw configError(`route "${pattern}": the path must start with "/"`);
+  if (!path.startsWith("/"))
+    throw configError("jwt-rbac", `route "${pattern}": the path must start with "/"`);
   // A trailing slash is not a segment, as in request paths.
   const segments = path === "/" ? [] : path.slice(1, path.endsWith("/") ? -1 : undefined).split("/");
   const globstar = segments[segments.length - 1] === "**";
   if (globstar) segments.pop();
   const wildcardAfter: (string | undefined)[] = [];
   segments.forEach((segment, index) => {
-    if (segment === "**") throw configError(`route "${pattern}": "**" is only allowed at the end`);
+    if (segment === "**")
+      throw configError("jwt-rbac", `route "${pattern}": "**" is only allowed at the end`);
     if (isWildcardSegment(segment)) {
       const before = segments[index - 1];
       wildcardAfter.push(before === undefined || isWildcardSegment(before) ? undefined : before);
       return;
     }
     if (segment.includes("*") || segment.includes("{") || segment.includes("}")) {
-      throw configError(`route "${pattern}": "${segment}" mixes a wildcard with text`);
+      throw configError("jwt-rbac", `route "${pattern}": "${segment}" mixes a wildcard with text`);
     }
     // Literals are compared with canonical request segments, so they are written the same way; one a
     // request could never have (an empty or dot segment, an encoded "/") is a configuration error.
     const canonical = canonicalSegment(segment);
     if (typeof canonical !== "string")
-      throw configError(`route "${pattern}": ${canonical.problem} "${segment}"`);
+      throw configError("jwt-rbac", `route "${pattern}": ${canonical.problem} "${segment}"`);
     segments[index] = canonical;
   });
   return {
@@ -193,18 +194,4 @@ export function routeTable<T>(
     Object.entries(mappings).map(([pattern, value]) => compileRoute(pattern, value, true)),
     options,
   );
-}
-
-/**
- * One-off lookup: the most specific `"<METHOD> <path>"` mapping for a request path, undefined when
- * none matches or the path is refused (see `canonicalPath`). Compiles on every call; `createJwtAuth`
- * compiles once at construction.
- */
-export function matchRoute<T>(
-  mappings: Readonly<Record<string, T>>,
-  method: string,
-  path: string,
-): RouteMatch<T> | undefined {
-  const canonical = canonicalPath(path);
-  return isAuthError(canonical) ? undefined : routeTable(mappings).match(method, canonical.segments);
 }

@@ -28,6 +28,7 @@ function isPart(part: string | undefined): part is string {
 /** Legacy resource name -> current one. */
 export type ScopeAliases = ReadonlyMap<string, string>;
 
+/** A scope string read as global, per-resource or admin (legacy names through `aliases`); `undefined` when it is none. */
 export function parseScope(
   scope: string,
   adminScope: string | undefined,

@@ -1,4 +1,4 @@
-import { configError } from "../config-error.js";
+import { configError } from "@agent-platform/common/internal";
 import { describeUrl, type FetchLimits, fetchJson, isAllowedRemoteUrl } from "./fetch-json.js";
 
 /** Where OpenID Connect Discovery 1.0 (§4) puts an issuer's metadata. */
@@ -18,6 +18,7 @@ export async function discoverJwksUri(issuer: string, option: string, limits: Fe
   if (document.issuer !== issuer) {
     const named = typeof document.issuer === "string" ? `"${document.issuer.slice(0, 200)}"` : "no issuer";
     throw configError(
+      "jwt-rbac",
       `${option}: the discovery document at ${describeUrl(url)} names ${named}, not the configured issuer "${issuer}"`,
     );
   }

@@ -1,4 +1,4 @@
-import { readStreamWithin } from "@agent-platform/common";
+import { readStreamWithin } from "@agent-platform/common/internal";
 
 /** Limits of every outbound request this package makes (JWKS, discovery). */
 export interface FetchLimits {

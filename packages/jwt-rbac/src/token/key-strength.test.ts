@@ -1,6 +1,7 @@
 import { generateKeyPairSync } from "node:crypto";
 import type { JWK } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
+import { recordingLogger } from "../../../common/test/recording-logger.js";
 import {
   intJwk,
   jwkInt,
@@ -11,6 +12,7 @@ import {
 } from "../../test/fixtures/weak-keys.js";
 import { keyWeakness } from "./key-strength.js";
 import { hasRocaFingerprint } from "./roca.js";
+import { jwksKeyLabel, WeakKeyFilter } from "./weak-keys.js";
 
 let rsa2048: RsaFixture;
 let rsa1024: RsaFixture;
@@ -110,6 +112,14 @@ describe("NIST EC", () => {
     },
   );
 
+  it.each(Object.keys(field) as (keyof typeof field)[])(
+    "%s: refuses (0, 0), the identity's encoding",
+    (crv) => {
+      const zero = pad(0n, length[crv]);
+      expect(keyWeakness({ kty: "EC", crv, x: zero, y: zero })).toBe(`its point is not on ${crv}`);
+    },
+  );
+
   it("does not judge curves it never uses", () => {
     expect(keyWeakness({ kty: "EC", crv: "secp256k1", x: "AA", y: "AA" })).toBeUndefined();
   });
@@ -154,4 +164,42 @@ describe("Ed25519", () => {
 
 it("does not judge HMAC secrets (their length rule lives with the secrets)", () => {
   expect(keyWeakness({ kty: "oct", k: "AA" })).toBeUndefined();
+});
+
+// What happens to a weak key of a JWKS: skipped, with one warning per key.
+// A 2048-bit modulus pattern (not a real key: e = 1 is what is refused).
+const weak = (kid: string): JWK => ({ kty: "RSA", kid, n: `w${"Q".repeat(341)}`, e: "AQ" });
+
+function filterWithLog() {
+  const { logger, warnings } = recordingLogger();
+  return { warnings, filter: new WeakKeyFilter(logger) };
+}
+
+describe("WeakKeyFilter", () => {
+  it("warns once per key, also when a refetched JWKS brings the same key as a new object", () => {
+    const { warnings, filter } = filterWithLog();
+    expect(filter.skip(weak("a"), "JWKS key #1", "remote JWKS")).toBe(true);
+    expect(filter.skip({ ...weak("a") }, "JWKS key #1", "remote JWKS")).toBe(true);
+    expect(filter.skip(weak("b"), "JWKS key #2", "remote JWKS")).toBe(true);
+    expect(warnings).toEqual([
+      "jwt-rbac: remote JWKS: JWKS key #1 skipped: its RSA public exponent is below 3",
+      "jwt-rbac: remote JWKS: JWKS key #2 skipped: its RSA public exponent is below 3",
+    ]);
+  });
+
+  it("keeps keys it finds nothing wrong with, silently", () => {
+    const { warnings, filter } = filterWithLog();
+    expect(filter.skip({ kty: "oct", k: "c2VjcmV0" }, "JWKS key #1", "JWKS")).toBe(false);
+    expect(warnings).toEqual([]);
+  });
+});
+
+describe("jwksKeyLabel", () => {
+  it("names the position, and the kid quoted and bounded so a log line stays one short line", () => {
+    expect(jwksKeyLabel({ kty: "RSA" }, 0)).toBe("JWKS key #1");
+    expect(jwksKeyLabel({ kty: "RSA", kid: "k1" }, 2)).toBe('JWKS key #3 (kid "k1")');
+    const hostile = jwksKeyLabel({ kty: "RSA", kid: `x\n${"y".repeat(500)}` }, 0);
+    expect(hostile).not.toContain("\n");
+    expect(hostile.length).toBeLessThan(100);
+  });
 });

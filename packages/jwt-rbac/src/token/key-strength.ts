@@ -1,6 +1,12 @@
 import type { JWK } from "jose";
 import { decodeBase64Url } from "./base64url.js";
-import { bigEndianInt, ed25519PointProblem, isNistCurve, nistPointProblem } from "./curve-points.js";
+import {
+  bigEndianInt,
+  ed25519PointProblem,
+  isNistCurve,
+  type NistCurve,
+  nistPointProblem,
+} from "./curve-points.js";
 import { hasRocaFingerprint } from "./roca.js";
 
 /** The smallest RSA modulus accepted (NIST SP 800-131A; also what jose's WebCrypto path demands). */
@@ -31,7 +37,7 @@ function rsaWeakness(jwk: JWK): string | undefined {
   return undefined;
 }
 
-function ecWeakness(jwk: JWK, crv: string): string | undefined {
+function ecWeakness(jwk: JWK, crv: NistCurve): string | undefined {
   const x = member(jwk, "x");
   const y = member(jwk, "y");
   if (x === undefined || y === undefined) return "its coordinates are not base64url";

@@ -1,6 +1,6 @@
 import type { Logger } from "@agent-platform/common";
+import { configError } from "@agent-platform/common/internal";
 import { exportJWK, importJWK, importSPKI, importX509, type JWK } from "jose";
-import { configError } from "../config-error.js";
 import { getOrCreate } from "../get-or-create.js";
 import type { JwtAlgorithm } from "../options.js";
 import { hashBits, isHmac, keyFamily } from "./algorithms.js";
@@ -64,34 +64,40 @@ export function checkKeyShapes(
     const label = `${option}[${index}]`;
     if (typeof key !== "string") {
       throw configError(
+        "jwt-rbac",
         `${label} is ${key === undefined ? "undefined (an unset environment variable?)" : `a ${typeof key}`}; expected a key string`,
       );
     }
-    if (key.trim() === "") throw configError(`${label} is empty (an unset environment variable?)`);
+    if (key.trim() === "")
+      throw configError("jwt-rbac", `${label} is empty (an unset environment variable?)`);
     const shape = keyShape(key);
     if (shape === "secret" && hmac && new TextEncoder().encode(key).length < hmacBytes) {
       throw configError(
+        "jwt-rbac",
         `${label} is a shared secret shorter than ${hmacBytes} bytes; ${algorithms.filter(isHmac).join(", ")} needs a random secret of at least ${hmacBytes} bytes (RFC 7518 §3.2)`,
       );
     }
     if (shape === "jwk") {
       const jwk = parseJwkString(key, label);
       if (jwk.kty !== "oct" && PRIVATE_JWK_MEMBERS.some((member) => member in jwk)) {
-        throw configError(`${label} is a private JWK; pass only the public key`);
+        throw configError("jwt-rbac", `${label} is a private JWK; pass only the public key`);
       }
     }
     if (shape === "pem-other") {
       throw configError(
+        "jwt-rbac",
         `${label} is a PEM block that is neither a public key (SPKI) nor a certificate; pass the public key, never a private key`,
       );
     }
     if ((shape === "pem-public" || shape === "pem-certificate") && !asymmetric) {
       throw configError(
+        "jwt-rbac",
         `${label} looks like a PEM public key, but only ${algorithms.join(", ")} is configured: HMAC secrets must not be public keys`,
       );
     }
     if (shape === "secret" && !hmac) {
       throw configError(
+        "jwt-rbac",
         `${label} looks like a shared secret, but ${algorithms.join(", ")} needs a public key (PEM SPKI, PEM certificate or JWK JSON)`,
       );
     }
@@ -102,11 +108,11 @@ export function checkKeyShapes(
 export function parseJwks(value: unknown, source: string): JWK[] {
   const keys = (value as { keys?: unknown } | null)?.keys;
   if (typeof value !== "object" || value === null || !Array.isArray(keys)) {
-    throw configError(`${source} is not a JWKS: expected a JSON object with a "keys" array`);
+    throw configError("jwt-rbac", `${source} is not a JWKS: expected a JSON object with a "keys" array`);
   }
   keys.forEach((key, index) => {
     if (typeof key !== "object" || key === null || typeof (key as JWK).kty !== "string") {
-      throw configError(`${source}: key #${index + 1} is not a JWK (no "kty")`);
+      throw configError("jwt-rbac", `${source}: key #${index + 1} is not a JWK (no "kty")`);
     }
   });
   return keys as JWK[];
@@ -134,7 +140,7 @@ export function jwkFitsAlgorithm(jwk: JWK, alg: JwtAlgorithm): boolean {
 /** A configured key that is too weak to trust is a configuration error, named with its label. */
 function refuseWeakKey(jwk: JWK, label: string): void {
   const weakness = keyWeakness(jwk);
-  if (weakness !== undefined) throw configError(`${label} is refused: ${weakness}`);
+  if (weakness !== undefined) throw configError("jwt-rbac", `${label} is refused: ${weakness}`);
 }
 
 async function importJwkFor(jwk: JWK, alg: JwtAlgorithm, label: string): Promise<CryptoKey> {
@@ -181,10 +187,10 @@ function parseJwkString(key: string, label: string): JWK {
   try {
     jwk = JSON.parse(key);
   } catch {
-    throw configError(`${label} starts with "{" but is not valid JSON (expected a JWK)`);
+    throw configError("jwt-rbac", `${label} starts with "{" but is not valid JSON (expected a JWK)`);
   }
   if (typeof jwk !== "object" || jwk === null || typeof (jwk as JWK).kty !== "string") {
-    throw configError(`${label} is not a JWK (no "kty")`);
+    throw configError("jwt-rbac", `${label} is not a JWK (no "kty")`);
   }
   return jwk as JWK;
 }
@@ -270,7 +276,7 @@ export async function loadStaticKeys(
       usable++;
     }
     if (usable === 0) {
-      throw configError(`${label} cannot be imported for ${sources.algorithms.join(", ")}`);
+      throw configError("jwt-rbac", `${label} cannot be imported for ${sources.algorithms.join(", ")}`);
     }
   }
   const weakKeys = { filter: new WeakKeyFilter(logger), source: "JWKS" };
@@ -281,11 +287,11 @@ export async function loadStaticKeys(
     logger,
     weakKeys,
     (label, problem) => {
-      throw configError(`${label} ${problem}`);
+      throw configError("jwt-rbac", `${label} ${problem}`);
     },
   );
   if (sources.jwks.length > 0 && jwks.all.size === 0) {
-    throw configError(`no JWKS key can be used with ${sources.algorithms.join(", ")}`);
+    throw configError("jwt-rbac", `no JWKS key can be used with ${sources.algorithms.join(", ")}`);
   }
   return { ordered, jwks };
 }

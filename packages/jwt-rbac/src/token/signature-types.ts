@@ -26,7 +26,7 @@ export interface SignatureVerifier<PreparedKey = unknown> {
 }
 
 /** What the runtime provides to the core. */
-export interface Platform {
+export interface Runtime {
   readonly verifier: SignatureVerifier;
   readonly base64Url: Base64UrlCodec;
   /** Reads and parses a JWKS file synchronously; throws a ConfigError when it cannot. */

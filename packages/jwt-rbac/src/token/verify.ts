@@ -4,7 +4,7 @@ import type { Base64UrlCodec } from "./base64url.js";
 import { checkClaims } from "./claims.js";
 import { type DecodedJws, decodeJws } from "./decode.js";
 import type { PreparedKey } from "./keys.js";
-import type { Platform, SignatureVerifier } from "./signature-types.js";
+import type { Runtime, SignatureVerifier } from "./signature-types.js";
 import { selectIssuer, type Trust, type TrustedIssuer } from "./trust.js";
 import { typMatcher, wrongTypError } from "./typ.js";
 
@@ -50,10 +50,10 @@ export class TokenVerifier {
   readonly #allowed: ReadonlySet<string>;
   readonly #typ: ((typ: unknown) => boolean) | undefined;
 
-  constructor(config: VerifierConfig, platform: Platform) {
+  constructor(config: VerifierConfig, runtime: Runtime) {
     this.#config = config;
-    this.#verifier = platform.verifier;
-    this.#codec = platform.base64Url;
+    this.#verifier = runtime.verifier;
+    this.#codec = runtime.base64Url;
     this.#allowed = new Set(config.algorithms);
     this.#typ = config.requireTyp === undefined ? undefined : typMatcher(config.requireTyp);
   }

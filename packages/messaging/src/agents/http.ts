@@ -2,7 +2,7 @@ import { z } from "zod";
 import { DeliveryError, PayloadTooLargeError } from "../errors.js";
 import { MAX_ANSWER_BYTES } from "../limits.js";
 import { OptionChecks } from "../options.js";
-import { readAnswerText } from "../raw-body.js";
+import { readAnswerText } from "../read-body.js";
 import type { AgentHandler } from "./agent.js";
 
 const answerSchema = z.object({ text: z.string().nullable().optional() });

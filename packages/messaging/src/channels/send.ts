@@ -1,6 +1,6 @@
 import { DeliveryError, PayloadTooLargeError } from "../errors.js";
 import { MAX_ANSWER_BYTES } from "../limits.js";
-import { readAnswerText } from "../raw-body.js";
+import { readAnswerText } from "../read-body.js";
 
 /** What a chat product's API answered: the HTTP status, its Retry-After hint, and the body as JSON if it was. */
 export interface ApiAnswer {

@@ -1,9 +1,8 @@
 import { IncomingMessage } from "node:http";
 import { BEARER_SCHEME, ErrorBody, jsonResponse, validationHook } from "@agent-platform/common/hono";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { CHANNEL_ROUTES, type ChannelRoute } from "../channels/routes.js";
 import {
-  CHANNEL_ROUTES,
-  type ChannelRoute,
   INBOX_SCOPE,
   INBOX_STATUSES,
   MAX_WEBHOOK_BODY_BYTES,
@@ -20,6 +19,7 @@ function channelTag(name: string) {
   return `messaging (${name})`;
 }
 
+/** Options of `messagingRoutes`. */
 export interface MessagingRoutesOptions {
   /** Channels that get a status route, configured or not. Default: every channel the package ships. */
   channels?: readonly ChannelRoute[];
@@ -96,7 +96,7 @@ function mountWebhook(app: OpenAPIHono, route: ChannelRoute, security: string, m
         "inbox worker. A message that breaks a per-message limit is recorded as a `rejected` row and not " +
         "answered; the rest of the delivery is stored as usual.",
       // Documented as plain parameters rather than a `request.headers` schema, which would validate every
-      // delivery's headers with zod (about 80 µs a request in the profile) only to let the channel check them.
+      // delivery's headers with zod only to let the channel check them (bench/notes/profiles.md).
       parameters: Object.entries(route.authHeaders).map(([header, description]) => ({
         schema: { type: "string", description },
         required: false,

@@ -5,7 +5,9 @@ import { GroupCommit, type GroupCommitOptions } from "./group-commit.js";
 import { jsonForPostgres, textForPostgres } from "./postgres-text.js";
 import { INBOX_NOTIFY_CHANNEL } from "./wakeup.js";
 
+/** The statuses of an inbox row (`rejected`: content refused by a per-message limit, never answered). */
 export const INBOX_STATUSES = ["pending", "processing", "done", "failed", "rejected"] as const;
+/** One of `INBOX_STATUSES`. */
 export type InboxStatus = (typeof INBOX_STATUSES)[number];
 
 /** A row a worker holds: updates only succeed while `leaseId` is still the row's lease. */
@@ -121,7 +123,7 @@ export class InboxStore {
   ): Promise<InsertCounts> {
     const delivery = { channel, messages, rejected };
     if (this.groupCommit !== undefined) {
-      return this.groupCommit.submit(delivery).then(unlessError);
+      return this.groupCommit.submit(delivery).then(resultOrThrow);
     }
     return this.insertDeliveries([delivery]).then((counts) => counts[0] as InsertCounts);
   }
@@ -305,7 +307,7 @@ export class InboxStore {
   private async updateLeased(lease: ClaimedMessage, assignments: ReturnType<Sql>): Promise<boolean> {
     const update = { lease, assignments };
     if (this.updateCommit === undefined) return (await leasedUpdate(this.sql, update)).length === 1;
-    return this.updateCommit.submit(update).then(unlessError);
+    return this.updateCommit.submit(update).then(resultOrThrow);
   }
 
   /**
@@ -354,7 +356,7 @@ function byRow({ lease: a }: LeasedUpdate, { lease: b }: LeasedUpdate): number {
 }
 
 /** A group commit's outcome for one item: the result, or its error thrown. */
-function unlessError<R>(outcome: R | Error): R {
+function resultOrThrow<R>(outcome: R | Error): R {
   if (outcome instanceof Error) throw outcome;
   return outcome;
 }

@@ -132,7 +132,7 @@ export class InboxWorker {
       }
     }
     try {
-      await this.settle(log, outcome);
+      await this.assertLeaseHeld(log, outcome);
     } catch (error) {
       if (error instanceof LeaseLostError) return;
       log.error(
@@ -186,14 +186,14 @@ export class InboxWorker {
             )?.text ?? "")
           : channel.unsupportedReply;
       parts = text === "" ? [] : channel.splitReply(text);
-      await this.settle(log, store.saveReply(row, parts, leaseMs));
+      await this.assertLeaseHeld(log, store.saveReply(row, parts, leaseMs));
     } else if (row.partsSent < parts.length) {
       // The claim was committed without waiting for its flush: make the lease durable before a send.
-      await this.settle(log, store.renewLease(row, leaseMs));
+      await this.assertLeaseHeld(log, store.renewLease(row, leaseMs));
     }
     for (let index = row.partsSent; index < parts.length; index++) {
       // The parts before this one were accepted; the last part's record goes with markDone, in one commit.
-      if (index > row.partsSent) await this.settle(log, store.markPartsSent(row, index, leaseMs));
+      if (index > row.partsSent) await this.assertLeaseHeld(log, store.markPartsSent(row, index, leaseMs));
       await channel.send({
         accountId: message.accountId,
         to: message.conversation ?? message.from,
@@ -205,7 +205,7 @@ export class InboxWorker {
   }
 
   /** A leased update that matched no row means another worker took the row over after our lease expired. */
-  private async settle(log: Logger, update: Promise<boolean>): Promise<void> {
+  private async assertLeaseHeld(log: Logger, update: Promise<boolean>): Promise<void> {
     if (!(await update)) {
       log.warn("inbox lease lost to another worker; leaving the message to it");
       throw new LeaseLostError();

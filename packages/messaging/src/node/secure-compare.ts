@@ -2,8 +2,8 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
 /**
  * The Node build's constant-time comparisons: the same decisions as `../secure-compare.ts` (WebCrypto, for
- * Workers, Deno, Bun and browsers) on node:crypto, where a one-shot HMAC costs a twentieth of WebCrypto's
- * asynchronous import and verify (about 5 against 95 µs a delivery). The build swaps this file in for the
+ * Workers, Deno, Bun and browsers) on node:crypto, where a one-shot HMAC costs a fraction of WebCrypto's
+ * asynchronous import and verify (bench/notes/profiles.md, "Why the code is as it is"). The build swaps this file in for the
  * WebCrypto one (tsup.config.ts); `secure-compare.test.ts` holds the two to identical answers.
  */
 

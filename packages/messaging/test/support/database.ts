@@ -1,8 +1,10 @@
+import { createTestDatabase, TEST_DATABASE_URL } from "@agent-platform/test-support/database";
 import { PGlite } from "@electric-sql/pglite";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import postgres from "postgres";
 
-export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
+export { TEST_DATABASE_URL };
+
 if (TEST_DATABASE_URL === undefined) {
   console.warn("TEST_DATABASE_URL is not set: the messaging tests on real PostgreSQL are skipped");
 }
@@ -44,22 +46,7 @@ async function freshPglite(): Promise<TestDatabase> {
 
 /** A fresh database on the real PostgreSQL of TEST_DATABASE_URL, dropped by drop(). */
 export async function freshPostgres(): Promise<TestDatabase> {
-  if (TEST_DATABASE_URL === undefined) throw new Error("TEST_DATABASE_URL is not set");
-  const name = `messaging_test_${Math.random().toString(36).slice(2, 10)}`;
-  const admin = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(TEST_DATABASE_URL);
-  url.pathname = `/${name}`;
-  return {
-    kind: "postgres",
-    url: url.toString(),
-    async drop() {
-      const cleanup = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
-      await cleanup.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await cleanup.end();
-    },
-  };
+  return { kind: "postgres", ...(await createTestDatabase("messaging_test")) };
 }
 
 /** The databases the store tests run on: PGlite always, PostgreSQL when TEST_DATABASE_URL is set. */

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { configError } from "../config-error.js";
+import { configError } from "@agent-platform/common/internal";
 import { DEFAULT_DDL_LOCK_TIMEOUT_MS, timeoutOption } from "../migrator.js";
 import { sqlMigrations } from "../sql-files.js";
 import { compareVersions, parseVersion } from "../version.js";
@@ -73,10 +73,12 @@ export interface LintSettings extends FileSettings {
 
 /** The rules a run checks: every rule, the opt-in ones when enabled. */
 function activeRules(enable: readonly string[] = []): LintRule[] {
-  if (!Array.isArray(enable)) throw configError("`enable` must be an array of rule ids", "enable");
+  if (!Array.isArray(enable))
+    throw configError("migrator", "`enable` must be an array of rule ids", "enable");
   for (const id of enable) {
     if (!ruleById(id)?.optIn) {
       throw configError(
+        "migrator",
         `\`enable\` names rules that are off by default; ${JSON.stringify(id)} is not one`,
         "enable",
       );
@@ -89,6 +91,7 @@ function postgresVersionOption(value: unknown): number {
   if (value === undefined) return DEFAULT_POSTGRES_VERSION;
   if (typeof value !== "number" || !Number.isInteger(value) || value < 9 || value > 99) {
     throw configError(
+      "migrator",
       `\`postgresVersion\` must be a PostgreSQL major version such as 15; got ${String(value)}`,
       "postgresVersion",
     );

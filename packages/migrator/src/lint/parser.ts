@@ -14,7 +14,7 @@ export type ParseOutcome =
   | { readonly ok: true; readonly statements: readonly ParsedStatement[] }
   | { readonly ok: false; readonly message: string; readonly cursor: number | undefined };
 
-import { configError } from "../config-error.js";
+import { configError } from "@agent-platform/common/internal";
 
 type LibPgQuery = typeof import("libpg-query");
 let loaded: Promise<LibPgQuery> | undefined;
@@ -36,7 +36,11 @@ export function parser(): Promise<LibPgQuery> {
       loaded = undefined;
       const missing = (error as { code?: unknown }).code === "ERR_MODULE_NOT_FOUND";
       throw missing
-        ? configError(`lint needs libpg-query, an optional peer dependency: ${INSTALL_PARSER}`, "libpg-query")
+        ? configError(
+            "migrator",
+            `lint needs libpg-query, an optional peer dependency: ${INSTALL_PARSER}`,
+            "libpg-query",
+          )
         : error;
     },
   );

@@ -1,7 +1,7 @@
 import { jsonResponse as json } from "@agent-platform/common/hono";
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
-import type { PlatformDatabase } from "../../databases.js";
+import type { RegisteredDatabase } from "../../databases.js";
 import { checkTarget, type MigrationResultBody, migrateDatabase, migrationStatus } from "../../migrate.js";
 import type { AppEnv } from "../env.js";
 import { ApiError, errorResponse } from "../errors.js";
@@ -139,7 +139,7 @@ type MigrateAllEntry =
 
 export function registerDatabaseRoutes(
   app: OpenAPIHono<AppEnv>,
-  databases: readonly PlatformDatabase[],
+  databases: readonly RegisteredDatabase[],
   knownVersions: readonly string[],
 ): void {
   const byId = new Map(databases.map((database) => [database.id, database]));

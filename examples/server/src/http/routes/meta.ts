@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { type PlatformDatabase, unreachableDatabases } from "../../databases.js";
+import { type RegisteredDatabase, unreachableDatabases } from "../../databases.js";
 import type { AppEnv } from "../env.js";
 import { ApiError } from "../errors.js";
 import { ServiceUnavailableResponse } from "../schemas.js";
@@ -49,7 +49,7 @@ const healthRoute = createRoute({
 
 export function registerMetaRoutes(
   app: OpenAPIHono<AppEnv>,
-  databases: readonly PlatformDatabase[],
+  databases: readonly RegisteredDatabase[],
   healthTimeoutMs: number,
 ): void {
   app.openapi(rootRoute, (c) => c.json({ name: SERVER_NAME, version: API_VERSION, docs: "/docs" }, 200));

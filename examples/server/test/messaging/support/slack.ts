@@ -1,4 +1,4 @@
-import { slackSignatureHeaders } from "@agent-platform/messaging";
+import { slackSignatureHeaders } from "@agent-platform/test-support/webhook-signatures";
 
 export const SIGNING_SECRET = "test-slack-signing-secret";
 export const BOT_TOKEN = "xoxb-test-bot-token";

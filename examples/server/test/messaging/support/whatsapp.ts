@@ -1,4 +1,4 @@
-import { whatsAppSignature as signatureFor } from "@agent-platform/messaging";
+import { whatsAppSignature as signatureFor } from "@agent-platform/test-support/webhook-signatures";
 
 export const APP_SECRET = "test-app-secret";
 export const VERIFY_TOKEN = "test-verify-token";

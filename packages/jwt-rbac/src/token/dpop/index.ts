@@ -1,10 +1,10 @@
 import type { Logger } from "@agent-platform/common";
-import { configError } from "../../config-error.js";
+import { configError } from "@agent-platform/common/internal";
 import { type AuthError, invalidTokenError, REALM } from "../../errors.js";
 import type { JwtAlgorithm } from "../../options.js";
 import { isHmac, isSupportedAlgorithm } from "../algorithms.js";
 import { type HeadersInput, readHeader } from "../headers.js";
-import type { Platform } from "../signature-types.js";
+import type { Runtime } from "../signature-types.js";
 import {
   boundAsBearerError,
   inDpopScheme,
@@ -37,30 +37,34 @@ export interface DpopConfig {
 
 function seconds(value: number, name: string, least: number): number {
   if (!Number.isFinite(value) || value < least)
-    throw configError(`${name} must be a number of at least ${least}`);
+    throw configError("jwt-rbac", `${name} must be a number of at least ${least}`);
   return value;
 }
 
 export function resolveDpop(options: DpopOptions | undefined): DpopConfig | undefined {
   if (options === undefined) return undefined;
-  if (typeof options !== "object" || options === null) throw configError("dpop must be an object");
+  if (typeof options !== "object" || options === null)
+    throw configError("jwt-rbac", "dpop must be an object");
   const algorithms = options.algorithms ?? DEFAULT_DPOP_ALGORITHMS;
   if (!Array.isArray(algorithms) || algorithms.length === 0) {
-    throw configError("dpop.algorithms must name at least one algorithm");
+    throw configError("jwt-rbac", "dpop.algorithms must name at least one algorithm");
   }
   for (const alg of algorithms) {
     // RFC 9449 §4.2: a proof is signed with an asymmetric key the client holds; none and HS* never.
     if (!isSupportedAlgorithm(alg) || isHmac(alg)) {
-      throw configError(`dpop.algorithms: "${alg}" is not an asymmetric algorithm (RS*, PS*, ES*, EdDSA)`);
+      throw configError(
+        "jwt-rbac",
+        `dpop.algorithms: "${alg}" is not an asymmetric algorithm (RS*, PS*, ES*, EdDSA)`,
+      );
     }
   }
   const replayMax = options.replayMax ?? DEFAULT_REPLAY_MAX;
   if (!Number.isSafeInteger(replayMax) || replayMax <= 0) {
-    throw configError("dpop.replayMax must be a positive integer");
+    throw configError("jwt-rbac", "dpop.replayMax must be a positive integer");
   }
   const replay = options.replay ?? new MemoryReplayStore(replayMax);
   if (typeof replay.add !== "function")
-    throw configError("dpop.replay must have an add(key, expiresAtMs) method");
+    throw configError("jwt-rbac", "dpop.replay must have an add(key, expiresAtMs) method");
   return {
     required: options.required ?? false,
     algorithms: [...new Set(algorithms as JwtAlgorithm[])],
@@ -104,7 +108,7 @@ export class DpopGate {
   readonly #logger: Logger;
   #storeFailing = false;
 
-  constructor(config: DpopConfig, platform: Platform, logger: Logger) {
+  constructor(config: DpopConfig, runtime: Runtime, logger: Logger) {
     this.#config = config;
     this.#algs = config.algorithms.join(" ");
     this.#logger = logger;
@@ -115,7 +119,7 @@ export class DpopGate {
         clockSkewSec: config.clockSkewSec,
         realm: REALM,
       },
-      platform,
+      runtime,
     );
   }
 

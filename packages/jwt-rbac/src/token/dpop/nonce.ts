@@ -1,5 +1,5 @@
+import { configError } from "@agent-platform/common/internal";
 import { base64url } from "jose";
-import { configError } from "../../config-error.js";
 import type { DpopNonceOptions } from "./options.js";
 import { DEFAULT_DPOP_NONCE_ROTATE_MS } from "./options.js";
 
@@ -27,7 +27,7 @@ export class NonceSource {
   constructor(options: DpopNonceOptions) {
     const rotateMs = options.rotateMs ?? DEFAULT_DPOP_NONCE_ROTATE_MS;
     if (!Number.isSafeInteger(rotateMs) || rotateMs < 1000) {
-      throw configError("dpop.nonce.rotateMs must be an integer of at least 1000 ms");
+      throw configError("jwt-rbac", "dpop.nonce.rotateMs must be an integer of at least 1000 ms");
     }
     this.#rotateMs = rotateMs;
     let secret: Uint8Array;
@@ -36,6 +36,7 @@ export class NonceSource {
     } else {
       if (typeof options.secret !== "string" || encoder.encode(options.secret).length < 32) {
         throw configError(
+          "jwt-rbac",
           "dpop.nonce.secret must be a random string of at least 32 bytes, the same on every replica",
         );
       }

@@ -1,4 +1,4 @@
-import { configError } from "../../config-error.js";
+import { configError } from "@agent-platform/common/internal";
 import type { ReplayStore } from "./options.js";
 
 /**
@@ -33,11 +33,14 @@ export class PostgresReplayStore implements ReplayStore {
 
   constructor(options: PostgresReplayStoreOptions) {
     if (typeof options?.query !== "function") {
-      throw configError("PostgresReplayStore needs query(text, params) => Promise<rows>");
+      throw configError("jwt-rbac", "PostgresReplayStore needs query(text, params) => Promise<rows>");
     }
     const table = options.table ?? "jwt_rbac_dpop_replay";
     if (!IDENTIFIER.test(table)) {
-      throw configError(`PostgresReplayStore table "${table}" must be a lower-case [schema.]name`);
+      throw configError(
+        "jwt-rbac",
+        `PostgresReplayStore table "${table}" must be a lower-case [schema.]name`,
+      );
     }
     this.#query = options.query;
     this.#table = table;

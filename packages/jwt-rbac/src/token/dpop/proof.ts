@@ -4,7 +4,7 @@ import type { JwtAlgorithm } from "../../options.js";
 import { keyFamily } from "../algorithms.js";
 import { decodeJws } from "../decode.js";
 import { keyWeakness } from "../key-strength.js";
-import type { Platform } from "../signature-types.js";
+import type { Runtime } from "../signature-types.js";
 import { typMatcher } from "../typ.js";
 import { invalidProofError } from "./errors.js";
 import { normaliseHtu } from "./htu.js";
@@ -118,15 +118,15 @@ function publicJwk(value: unknown, alg: JwtAlgorithm): JWK | string {
  */
 export class ProofVerifier {
   readonly #rules: ProofRules;
-  readonly #platform: Platform;
+  readonly #runtime: Runtime;
   /** Imported proof keys by algorithm and thumbprint (or why the key is refused). */
   readonly #keys = new Map<string, Promise<unknown>>();
   readonly #aths = new DigestMemo();
   readonly #thumbprints = new DigestMemo();
 
-  constructor(rules: ProofRules, platform: Platform) {
+  constructor(rules: ProofRules, runtime: Runtime) {
     this.#rules = rules;
-    this.#platform = platform;
+    this.#runtime = runtime;
   }
 
   #fail(detail: string): AuthError {
@@ -147,7 +147,7 @@ export class ProofVerifier {
         if (weakness !== undefined) return new KeyRefused(`the jwk header's key is refused: ${weakness}`);
         try {
           const cryptoKey = (await importJWK({ ...jwk, ext: true }, alg)) as CryptoKey;
-          return this.#platform.verifier.prepare({ alg, kid: undefined, cryptoKey });
+          return this.#runtime.verifier.prepare({ alg, kid: undefined, cryptoKey });
         } catch {
           return new KeyRefused("the jwk header is not a usable public key");
         }
@@ -166,7 +166,7 @@ export class ProofVerifier {
   async check(proof: string | undefined, context: ProofContext): Promise<CheckedProof | AuthError> {
     if (proof === undefined) return this.#fail("DPoP header missing");
     if (proof.length > MAX_PROOF_LENGTH) return this.#fail("proof too large");
-    const decoded = decodeJws(proof, this.#platform.base64Url);
+    const decoded = decodeJws(proof, this.#runtime.base64Url);
     if (decoded === "malformed") return this.#fail("not a compact JWS");
     const { header, payload } = decoded;
     if (!isDpopTyp(header.typ)) return this.#fail("typ is not dpop+jwt");
@@ -202,7 +202,7 @@ export class ProofVerifier {
 
     const key = await this.#key(jwk, alg, thumbprint);
     if (key instanceof KeyRefused) return this.#fail(key.message);
-    const valid = await this.#platform.verifier.verify(
+    const valid = await this.#runtime.verifier.verify(
       key,
       alg,
       proof,

@@ -1,5 +1,5 @@
 import type { Logger } from "@agent-platform/common";
-import { configError } from "../../config-error.js";
+import { configError } from "@agent-platform/common/internal";
 import { AuthError, invalidTokenError, REALM } from "../../errors.js";
 import { type ClaimRules, checkClaims } from "../claims.js";
 import { type FetchLimits, isAllowedRemoteUrl } from "../fetch-json.js";
@@ -39,6 +39,7 @@ export interface OpaqueConfig {
 function positive(value: number, name: string, max = Number.POSITIVE_INFINITY): number {
   if (!Number.isFinite(value) || value <= 0 || value > max) {
     throw configError(
+      "jwt-rbac",
       `${name} must be a positive number${max === Number.POSITIVE_INFINITY ? "" : ` of at most ${max}`}`,
     );
   }
@@ -48,11 +49,12 @@ function positive(value: number, name: string, max = Number.POSITIVE_INFINITY): 
 function checkClientAuth(auth: ClientAuth | undefined): ClientAuth {
   const method = auth?.method;
   if (auth === undefined || typeof auth.clientId !== "string" || auth.clientId === "") {
-    throw configError("introspection.clientAuth needs a method and a clientId");
+    throw configError("jwt-rbac", "introspection.clientAuth needs a method and a clientId");
   }
   if (method === "client_secret_basic" || method === "client_secret_post") {
     if (typeof auth.clientSecret !== "string" || auth.clientSecret === "") {
       throw configError(
+        "jwt-rbac",
         `introspection.clientAuth: ${method} needs a clientSecret (an unset environment variable?)`,
       );
     }
@@ -61,12 +63,14 @@ function checkClientAuth(auth: ClientAuth | undefined): ClientAuth {
   if (method === "private_key_jwt") {
     if (typeof auth.privateKey !== "object" || auth.privateKey === null) {
       throw configError(
+        "jwt-rbac",
         "introspection.clientAuth: private_key_jwt needs a privateKey (CryptoKey or private JWK)",
       );
     }
     return auth;
   }
   throw configError(
+    "jwt-rbac",
     `introspection.clientAuth.method "${String(method)}" is not client_secret_basic, client_secret_post or private_key_jwt`,
   );
 }
@@ -79,7 +83,8 @@ export function resolveOpaque(
   maxTokenLength: number,
 ): OpaqueConfig | undefined {
   if (options === undefined && hook === undefined) return undefined;
-  if (hook !== undefined && typeof hook !== "function") throw configError("tokenVerifier must be a function");
+  if (hook !== undefined && typeof hook !== "function")
+    throw configError("jwt-rbac", "tokenVerifier must be a function");
   const given = options ?? ({} as Partial<IntrospectionOptions>);
   const cacheMaxMs =
     positive(given.cacheMaxSec ?? DEFAULT_INTROSPECTION.cacheMaxSec, "introspection.cacheMaxSec") * 1000;
@@ -91,29 +96,32 @@ export function resolveOpaque(
     ) * 1000;
   const cacheMax = given.cacheMax ?? DEFAULT_INTROSPECTION.cacheMax;
   if (!Number.isSafeInteger(cacheMax) || cacheMax <= 0)
-    throw configError("introspection.cacheMax must be a positive integer");
+    throw configError("jwt-rbac", "introspection.cacheMax must be a positive integer");
   let introspection: OpaqueConfig["introspection"];
   if (options !== undefined) {
     if ((options.url === undefined) === (options.discovery === undefined)) {
-      throw configError("introspection needs exactly one of url and discovery");
+      throw configError("jwt-rbac", "introspection needs exactly one of url and discovery");
     }
     let url: URL | undefined;
     if (options.url !== undefined) {
       try {
         url = new URL(options.url);
       } catch {
-        throw configError(`introspection.url "${options.url}" is not a URL`);
+        throw configError("jwt-rbac", `introspection.url "${options.url}" is not a URL`);
       }
       if (!isAllowedRemoteUrl(url))
-        throw configError("introspection.url must use https (plain http is accepted only on loopback)");
+        throw configError(
+          "jwt-rbac",
+          "introspection.url must use https (plain http is accepted only on loopback)",
+        );
     }
     const tokenTypes = new Set<"opaque" | "jwt">(options.tokenTypes ?? ["opaque"]);
     if (tokenTypes.size === 0 || [...tokenTypes].some((type) => type !== "opaque" && type !== "jwt")) {
-      throw configError('introspection.tokenTypes must list "opaque", "jwt" or both');
+      throw configError("jwt-rbac", 'introspection.tokenTypes must list "opaque", "jwt" or both');
     }
     const unavailableStatus = options.unavailableStatus ?? 401;
     if (unavailableStatus !== 401 && unavailableStatus !== 503) {
-      throw configError("introspection.unavailableStatus must be 401 or 503");
+      throw configError("jwt-rbac", "introspection.unavailableStatus must be 401 or 503");
     }
     introspection = {
       url,

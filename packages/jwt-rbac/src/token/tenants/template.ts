@@ -1,4 +1,4 @@
-import { configError } from "../../config-error.js";
+import { configError } from "@agent-platform/common/internal";
 import type { IssuerOptions } from "../../options.js";
 
 /** An `issuers` entry whose strings hold one `{name}` placeholder (`https://login.microsoftonline.com/{tenantid}/v2.0`). */
@@ -26,7 +26,8 @@ export function isTemplate(entry: IssuerOptions): boolean {
 export function compileTemplate(entry: IssuerOptions, option: string): IssuerTemplate {
   const names = [...entry.issuer.matchAll(PLACEHOLDER)].map((match) => match[1] as string);
   const placeholder = names[0] as string;
-  if (names.length !== 1) throw configError(`${option}.issuer: a template holds exactly one {placeholder}`);
+  if (names.length !== 1)
+    throw configError("jwt-rbac", `${option}.issuer: a template holds exactly one {placeholder}`);
   const tenants = entry.tenants;
   let allowed: (tenant: string) => boolean;
   if (Array.isArray(tenants)) {
@@ -43,6 +44,7 @@ export function compileTemplate(entry: IssuerOptions, option: string): IssuerTem
     };
   } else {
     throw configError(
+      "jwt-rbac",
       `${option}: the template "${entry.issuer}" needs tenants (an allow-list, or a validator of the ${placeholder}): without one any tenant's tokens would be trusted`,
     );
   }

@@ -1,10 +1,9 @@
+import { configError } from "@agent-platform/common/internal";
 import type { Channel } from "../../channel.js";
 import { DEFAULT_API_TIMEOUT_MS, OptionChecks, optionsObject } from "../../options.js";
 import { createSlackChannel } from "./channel.js";
 
-export { SLACK_TEXT_LIMIT } from "./channel.js";
-export { slackSignatureHeaders } from "./sign.js";
-
+/** Options of `slack()`. */
 export interface SlackOptions {
   /** The app's signing secret: every request is checked against it. */
   signingSecret: string;
@@ -16,7 +15,7 @@ export interface SlackOptions {
   apiTimeoutMs?: number;
 }
 
-export const SLACK_DEFAULT_API_BASE_URL = "https://slack.com/api";
+const SLACK_DEFAULT_API_BASE_URL = "https://slack.com/api";
 
 const OPTIONS = ["signingSecret", "botToken", "apiBaseUrl", "apiTimeoutMs"] as const;
 

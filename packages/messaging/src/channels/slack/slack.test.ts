@@ -1,8 +1,8 @@
+import { slackSignatureHeaders } from "@agent-platform/test-support/webhook-signatures";
 import { describe, expect, it } from "vitest";
 import { InvalidPayloadError } from "../../errors.js";
 import { createSlackChannel } from "./channel.js";
 import { parseSlackDelivery } from "./parse.js";
-import { slackSignatureHeaders } from "./sign.js";
 import { isValidSlackSignature } from "./signature.js";
 
 const SECRET = "8f742231b10e8888abcd99yyyzzz85a5";

@@ -1,9 +1,9 @@
+import { configError } from "@agent-platform/common/internal";
 import type { Channel } from "../../channel.js";
 import { DEFAULT_API_TIMEOUT_MS, OptionChecks, optionsObject } from "../../options.js";
 import { createTelegramChannel } from "./channel.js";
 
-export { TELEGRAM_TEXT_LIMIT } from "./channel.js";
-
+/** Options of `telegram()`. */
 export interface TelegramOptions {
   /** The bot token from @BotFather (`<bot id>:<secret>`). */
   botToken: string;

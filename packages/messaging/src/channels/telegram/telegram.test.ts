@@ -1,6 +1,4 @@
-import { once } from "node:events";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { startStubServer } from "@agent-platform/test-support/stub-server";
 import { describe, expect, it } from "vitest";
 import { DeliveryError, InvalidPayloadError } from "../../errors.js";
 import { createTelegramChannel } from "./channel.js";
@@ -51,13 +49,11 @@ describe("Telegram updates", () => {
 
 describe("Telegram sendMessage", () => {
   it("keeps the bot token out of the error of a refused or unreachable call", async () => {
-    const server = createServer((_, res) => {
-      res.writeHead(403, { "content-type": "application/json" });
-      res.end('{"ok":false,"error_code":403,"description":"Forbidden: bot was blocked by the user"}');
+    const server = await startStubServer({
+      status: 403,
+      body: '{"ok":false,"error_code":403,"description":"Forbidden: bot was blocked by the user"}',
     });
-    server.listen(0, "127.0.0.1");
-    await once(server, "listening");
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const base = server.url;
     const send = (apiBaseUrl: string) =>
       createTelegramChannel({ botToken: TOKEN, secretToken: "s", apiBaseUrl, apiTimeoutMs: 2_000 })
         .send({ accountId: "123", to: "1", text: "x" })
@@ -73,7 +69,7 @@ describe("Telegram sendMessage", () => {
       expect(unreachable).toMatchObject({ retryable: true });
       expect(String((unreachable as DeliveryError).message)).not.toContain("secret-part");
     } finally {
-      server.close();
+      await server.close();
     }
   });
 });

@@ -1,51 +1,37 @@
-import { once } from "node:events";
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type StubServer, startStubServer } from "@agent-platform/test-support/stub-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeliveryError } from "../../errors.js";
 import { createWhatsAppChannel } from "./channel.js";
 
 describe("WhatsApp channel send", () => {
-  let server: Server;
+  let server: StubServer;
   let status = 200;
-  let seen: { url: string | undefined; headers: IncomingHttpHeaders; body: unknown } | undefined;
   let channel: ReturnType<typeof createWhatsAppChannel>;
 
   beforeAll(async () => {
-    server = createServer((req, res) => {
-      let body = "";
-      req.on("data", (chunk: Buffer) => {
-        body += chunk.toString();
-      });
-      req.on("end", () => {
-        seen = { url: req.url, headers: req.headers, body: JSON.parse(body) };
-        res
-          .writeHead(status, {
-            "content-type": "application/json",
-            ...(status === 429 ? { "retry-after": "7" } : {}),
-          })
-          .end(JSON.stringify(status < 300 ? { messages: [{ id: "x" }] } : { error: { message: "nope" } }));
-      });
-    });
-    server.listen(0, "127.0.0.1");
-    await once(server, "listening");
+    server = await startStubServer(() => ({
+      status,
+      headers: status === 429 ? { "retry-after": "7" } : {},
+      body: status < 300 ? { messages: [{ id: "x" }] } : { error: { message: "nope" } },
+    }));
     channel = createWhatsAppChannel({
       verifyToken: "v",
       appSecret: "s",
       accessToken: "access",
       phoneNumberId: "1",
-      apiBaseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v25.0/`,
+      apiBaseUrl: `${server.url}/v25.0/`,
       apiTimeoutMs: 2_000,
     });
   });
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  afterAll(() => server.close());
 
   it("posts a text message from the receiving number with the access token", async () => {
     status = 200;
     await channel.send({ accountId: "555", to: "491", text: "hello" });
+    const seen = server.requests.at(-1);
     expect(seen?.url).toBe("/v25.0/555/messages");
     expect(seen?.headers.authorization).toBe("Bearer access");
-    expect(seen?.body).toEqual({
+    expect(JSON.parse(seen?.body ?? "")).toEqual({
       messaging_product: "whatsapp",
       recipient_type: "individual",
       to: "491",
@@ -58,7 +44,7 @@ describe("WhatsApp channel send", () => {
     status = 200;
     for (const bsuid of ["US.13491208655302741918", "US.ENT.11815799212886844830", "+491"]) {
       await channel.send({ accountId: "555", to: bsuid, text: "hello" });
-      expect(seen?.body).toEqual({
+      expect(JSON.parse(server.requests.at(-1)?.body ?? "")).toEqual({
         messaging_product: "whatsapp",
         recipient_type: "individual",
         recipient: bsuid,

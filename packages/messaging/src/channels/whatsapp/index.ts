@@ -1,9 +1,9 @@
+import { configError } from "@agent-platform/common/internal";
 import type { Channel } from "../../channel.js";
 import { DEFAULT_API_TIMEOUT_MS, OptionChecks, optionsObject } from "../../options.js";
 import { createWhatsAppChannel } from "./channel.js";
 
-export { signatureFor as whatsAppSignature } from "./sign.js";
-
+/** Options of `whatsapp()`. */
 export interface WhatsAppOptions {
   /** Token Meta sends in the subscription handshake; without it the handshake answers 500. */
   verifyToken?: string | undefined;
@@ -21,7 +21,7 @@ export interface WhatsAppOptions {
   apiTimeoutMs?: number;
 }
 
-export const WHATSAPP_DEFAULT_API_BASE_URL = "https://graph.facebook.com/v25.0";
+const WHATSAPP_DEFAULT_API_BASE_URL = "https://graph.facebook.com/v25.0";
 
 const OPTIONS = [
   "verifyToken",

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
+import { whatsAppSignature as signatureFor } from "@agent-platform/test-support/webhook-signatures";
 import { describe, expect, it } from "vitest";
 import { verifyWhatsAppHandshake } from "./handshake.js";
-import { signatureFor } from "./sign.js";
 import { isValidWhatsAppSignature } from "./signature.js";
 
 // node:crypto is the oracle: the check itself runs on WebCrypto, as it does on Bun, Deno and Workers.

@@ -1,17 +1,18 @@
-import { configError } from "./config-error.js";
+import { configError } from "@agent-platform/common/internal";
 import { portableBase64Url } from "./token/base64url.js";
 import { webCryptoVerifier } from "./token/signature.js";
-import type { Platform } from "./token/signature-types.js";
+import type { Runtime } from "./token/signature-types.js";
 
 /**
- * The runtime-neutral platform (jose over WebCrypto). The package's `node` export condition points at a
- * build where this module is replaced by `src/node/platform.ts`.
+ * The runtime-neutral build (jose over WebCrypto). The package's `node` export condition points at a
+ * build where this module is replaced by `src/node/runtime.ts`.
  */
-export const platform: Platform = {
+export const runtime: Runtime = {
   verifier: webCryptoVerifier,
   base64Url: portableBase64Url,
   readJwksFile(path: string): unknown {
     throw configError(
+      "jwt-rbac",
       `jwksFile ("${path}") needs Node.js file access; on this runtime pass the JWKS inline with \`jwks\``,
     );
   },

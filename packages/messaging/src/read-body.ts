@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import { readStreamWithin } from "@agent-platform/common";
+import { readStreamWithin } from "@agent-platform/common/internal";
 import { PayloadTooLargeError, RequestAbortedError } from "./errors.js";
 
 /**
@@ -8,8 +8,8 @@ import { PayloadTooLargeError, RequestAbortedError } from "./errors.js";
  * oversized body is never buffered.
  *
  * On @hono/node-server, pass the Node request (`c.env.incoming`): touching `request.body` there makes the
- * adapter build a full WHATWG `Request` and a web stream over the socket, which cost about 90 µs per webhook
- * delivery in the profile. Elsewhere the web stream of `request` is read.
+ * adapter build a full WHATWG `Request` and a web stream over the socket (bench/notes/profiles.md). Elsewhere
+ * the web stream of `request` is read.
  */
 export function readRawBody(
   request: Request,

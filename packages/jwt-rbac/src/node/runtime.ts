@@ -1,10 +1,10 @@
-import type { Platform } from "../token/signature-types.js";
+import type { Runtime } from "../token/signature-types.js";
 import { nodeBase64Url } from "./base64url.js";
 import { readJwksFile } from "./jwks-file.js";
 import { nodeCryptoVerifier } from "./signature.js";
 
-/** The Node platform: node:crypto one-shot verification and JWKS files. Swapped in by the `node` build. */
-export const platform: Platform = {
+/** The Node runtime build: node:crypto one-shot verification and JWKS files. Swapped in by the `node` build. */
+export const runtime: Runtime = {
   verifier: nodeCryptoVerifier,
   base64Url: nodeBase64Url,
   readJwksFile,

@@ -1,0 +1,106 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+
+/**
+ * The reviewed list of what each entry point of a package exports, read from its built dist: the names of the
+ * `types` file of each subpath of the exports map ("type X" for a type-only export), checked against what every
+ * build (each condition's ESM and CommonJS file) really exports at run time. The snapshot is
+ * `<package>/test/exports.json`; after a reviewed change, regenerate every package's with
+ * `pnpm build && UPDATE_EXPORTS=1 npx vitest run exports.test` at the repository root.
+ */
+export function describeExportsSnapshot(packageDir: string): void {
+  const snapshotFile = join(packageDir, "test", "exports.json");
+  const manifest = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8")) as {
+    name: string;
+    exports: Record<string, unknown>;
+  };
+  const entries = Object.entries(manifest.exports).filter(([subpath]) => subpath !== "./package.json");
+
+  describe(`${manifest.name}: the exports of each entry point`, () => {
+    const declared = declaredExports(packageDir, entries);
+
+    it("match the reviewed snapshot (test/exports.json)", () => {
+      if (process.env.UPDATE_EXPORTS === "1") {
+        writeFileSync(snapshotFile, `${JSON.stringify(declared, null, 2)}\n`);
+        // In the repository's own format, so the regenerated file passes `biome check` as written.
+        const biome = createRequire(import.meta.url).resolve("@biomejs/biome/bin/biome");
+        execFileSync(process.execPath, [biome, "format", "--write", snapshotFile], { stdio: "ignore" });
+        console.warn(`UPDATE_EXPORTS=1: wrote ${snapshotFile}; review its diff`);
+      }
+      const reviewed = JSON.parse(readFileSync(snapshotFile, "utf8")) as Record<string, string[]>;
+      expect(
+        declared,
+        "an export was added or removed: review it, then regenerate (see exports-snapshot.ts)",
+      ).toEqual(reviewed);
+    });
+
+    it.each(entries.map(([subpath, target]) => [subpath, target] as const))(
+      "%s: every build exports at run time the values its types declare",
+      async (subpath, target) => {
+        const values = (declared[subpath] ?? []).filter((name) => !name.startsWith("type ")).sort();
+        const require = createRequire(join(packageDir, "package.json"));
+        for (const file of files(target, "import")) {
+          const module = (await import(pathToFileURL(join(packageDir, file)).href)) as object;
+          expect(Object.keys(module).sort(), file).toEqual(values);
+        }
+        for (const file of files(target, "require")) {
+          const module = require(join(packageDir, file)) as object;
+          expect(
+            Object.keys(module)
+              .filter((key) => key !== "__esModule")
+              .sort(),
+            file,
+          ).toEqual(values);
+        }
+      },
+    );
+  });
+}
+
+/** Every file of one side (`import` or `require`) of an exports-map target, but its types. */
+function files(target: unknown, side: "import" | "require"): string[] {
+  const conditions = (target as Record<string, unknown>)[side];
+  if (conditions === undefined) return [];
+  const all = Object.entries(conditions as Record<string, string>)
+    .filter(([condition]) => condition !== "types")
+    .map(([, file]) => file);
+  return [...new Set(all)];
+}
+
+function typesFile(target: unknown): string {
+  const types = (target as Record<string, Record<string, string> | undefined>).import?.types;
+  if (types === undefined) throw new Error(`no import.types in ${JSON.stringify(target)}`);
+  return types;
+}
+
+/** Per subpath, its exported names sorted, a type-only one as "type <name>". */
+function declaredExports(packageDir: string, entries: [string, unknown][]): Record<string, string[]> {
+  const roots = entries.map(([, target]) => join(packageDir, typesFile(target)));
+  const program = ts.createProgram(roots, {
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: ts.ScriptTarget.ES2022,
+    skipLibCheck: true,
+    noEmit: true,
+  });
+  const checker = program.getTypeChecker();
+  const result: Record<string, string[]> = {};
+  entries.forEach(([subpath], index) => {
+    const source = program.getSourceFile(roots[index] as string);
+    const symbol = source && checker.getSymbolAtLocation(source);
+    if (symbol === undefined) throw new Error(`cannot read ${roots[index]}`);
+    result[subpath] = checker
+      .getExportsOfModule(symbol)
+      .map((exported) => {
+        const target = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
+        return target.flags & ts.SymbolFlags.Value ? exported.name : `type ${exported.name}`;
+      })
+      .sort((a, b) => a.replace(/^type /, "").localeCompare(b.replace(/^type /, "")));
+  });
+  return result;
+}
