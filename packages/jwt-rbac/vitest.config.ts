@@ -1,18 +1,18 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
-const nodePlatform = fileURLToPath(new URL("./src/node/platform.ts", import.meta.url));
+const nodeRuntime = fileURLToPath(new URL("./src/node/runtime.ts", import.meta.url));
 const coreEntry = fileURLToPath(new URL("./src/index.ts", import.meta.url));
 
 export default defineConfig({
   plugins: [
     {
-      // Tests run on Node, so the public core gets the Node platform, as the package's `node` export
-      // condition gives it (tsup.config.ts does the same swap). Both platforms are also tested directly.
-      name: "node-platform",
+      // Tests run on Node, so the public core gets the Node runtime, as the package's `node` export
+      // condition gives it (tsup.config.ts does the same swap). Both runtimes are also tested directly.
+      name: "node-runtime",
       enforce: "pre",
       resolveId(source, importer) {
-        return source === "./platform.js" && importer === coreEntry ? nodePlatform : null;
+        return source === "./runtime.js" && importer === coreEntry ? nodeRuntime : null;
       },
     },
   ],

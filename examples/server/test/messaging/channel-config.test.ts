@@ -132,7 +132,7 @@ describe.skipIf(!TEST_DATABASE_URL)("the webhook with its database unavailable (
     const admin = postgres(TEST_DATABASE_URL as string, { max: 1, onnotice: () => {} });
     try {
       const name = await server.databaseName();
-      expect(name).toMatch(/^server_test_[a-z0-9]+$/);
+      expect(name).toMatch(/^server_test_[a-z0-9_]+$/);
       await admin.unsafe(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
       await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${name}`;
 
