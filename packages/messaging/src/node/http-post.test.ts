@@ -215,7 +215,10 @@ describe("postJson over httpPost", () => {
     const error = await postJson("Telegram Bot API", `${url}/bot123:SECRET/sendMessage`, {
       body: {},
       timeoutMs: 1_000,
-    }).catch((caught: unknown) => caught as Error);
+    }).then(
+      () => new Error("answered"),
+      (caught: unknown) => caught as Error,
+    );
     expect(error).toMatchObject({ code: "SEND_FAILED", retryable: true });
     expect(error.message).toMatch(/^Telegram Bot API unreachable: /);
     expect(error.message).not.toMatch(/SECRET|bot123/);
