@@ -322,6 +322,13 @@ export async function runWebhookGroup(options: { quick: boolean }): Promise<Grou
         met: valid ? rpsRatio >= 0.5 : null,
       },
       {
+        // Issue 29: the CPU a delivery costs the server, against a request that does nothing, in the same run.
+        name: "Webhook acknowledgement server CPU, 100 connections",
+        goal: "≤ 2x the bare route's server CPU per request",
+        measured: `${sig(burst.webhookAfter.serverCpuUsPerRequest)} vs ${sig(burst.bare.serverCpuUsPerRequest)} µs = ${(burst.webhookAfter.serverCpuUsPerRequest / burst.bare.serverCpuUsPerRequest).toFixed(2)}x${valid ? "" : " (INVALID RUN)"}`,
+        met: valid ? burst.webhookAfter.serverCpuUsPerRequest <= 2 * burst.bare.serverCpuUsPerRequest : null,
+      },
+      {
         name: "Webhook acknowledgement p99, 100 connections",
         goal: "< 25 ms at that load",
         // The bare route's p99 at the same load says what this machine allows any route of the server: with every
