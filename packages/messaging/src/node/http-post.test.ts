@@ -1,7 +1,11 @@
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import { createServer as createTcpServer, type Server, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { postJson, retryAfterMs } from "../channels/send.js";
@@ -201,6 +205,37 @@ describe("httpPost on broken connections", () => {
     const answer = await post(url);
     expect(answer).toMatchObject({ status: 200, complete: false });
     expect(answer.body.toString()).toBe('{"ok":tr');
+  });
+
+  it("refuses an https server whose certificate is not trusted, before sending anything", async (context) => {
+    // A self-signed certificate made for this test: certificate checks stay on, so nothing goes to a stand-in.
+    const dir = mkdtempSync(join(tmpdir(), "http-post-tls-"));
+    try {
+      execFileSync(
+        "openssl",
+        ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"]
+          .concat(["-addext", "subjectAltName=IP:127.0.0.1"])
+          .concat(["-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")]),
+        { stdio: "ignore" },
+      );
+    } catch {
+      context.skip("openssl is not installed: the TLS case is not run");
+    }
+    let received = 0;
+    const server = createHttpsServer(
+      { key: readFileSync(join(dir, "key.pem")), cert: readFileSync(join(dir, "cert.pem")) },
+      (req, res) => {
+        received++;
+        req.resume();
+        res.end("{}");
+      },
+    );
+    const url = (await listen(server)).replace("http:", "https:");
+    rmSync(dir, { recursive: true, force: true });
+    const error = await failure(post(url));
+    expect(error.reason).toBe("unreachable");
+    expect(error.message).toMatch(/self[- ]signed/i);
+    expect(received).toBe(0);
   });
 
   it("refuses a URL that is not http or https, and never names the URL", async () => {
