@@ -41,9 +41,13 @@ export async function postJson(
   } catch (error) {
     if (!(error instanceof HttpPostError)) throw error;
     // Over the limit, whether the request took effect cannot be read from the answer; retrying risks doing it twice.
-    const retryable = error.reason === "unreachable";
-    const message = retryable ? `${api} unreachable: ${error.message}` : `${api} ${error.message}`;
-    throw new DeliveryError(code, message, retryable);
+    // A request that cannot be sent (the URL, a header) fails the same way every time.
+    const message = {
+      unreachable: `${api} unreachable: ${error.message}`,
+      "too-large": `${api} ${error.message}`,
+      "invalid-request": `${api} request cannot be sent: ${error.message}`,
+    }[error.reason];
+    throw new DeliveryError(code, message, error.reason === "unreachable");
   }
   const text = decoder.decode(answer.body);
   let json: unknown;

@@ -240,8 +240,27 @@ describe("httpPost on broken connections", () => {
 
   it("refuses a URL that is not http or https, and never names the URL", async () => {
     const error = await failure(post("file:///bot123:secret/sendMessage"));
-    expect(error.message).toBe("unsupported protocol file:");
+    expect(error).toMatchObject({ reason: "invalid-request", message: "unsupported protocol file:" });
   });
+
+  it.each(["\r\nx-injected: 1", "\n", "\0", "\u2028"])(
+    "fails a header value with a control character (%j) for good, without sending it or naming the value",
+    async (bad) => {
+      const { url, stats } = await httpServer((_req, res) => res.end("{}"));
+      const error = await postJson("Graph API", url, {
+        headers: { authorization: `Bearer SECRET${bad}` },
+        body: {},
+        timeoutMs: 1_000,
+      }).then(
+        () => new Error("sent"),
+        (caught: unknown) => caught as Error,
+      );
+      expect(error).toMatchObject({ code: "SEND_FAILED", retryable: false });
+      expect(error.message).toMatch(/^Graph API request cannot be sent: .*authorization/);
+      expect(error.message).not.toContain("SECRET");
+      expect(stats.connections).toBe(0);
+    },
+  );
 });
 
 describe("postJson over httpPost", () => {

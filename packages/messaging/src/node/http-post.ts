@@ -1,4 +1,9 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import {
+  type ClientRequest,
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingMessage,
+} from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 
 /**
@@ -36,7 +41,8 @@ export interface HttpAnswer {
 /** Why no answer could be used: never a URL (Telegram's carry the bot token), only what happened. */
 export class HttpPostError extends Error {
   constructor(
-    readonly reason: "unreachable" | "too-large",
+    /** `invalid-request`: the URL or a header cannot be sent at all (configuration); nothing left the process. */
+    readonly reason: "unreachable" | "too-large" | "invalid-request",
     message: string,
     /** The status, when the answer was refused for its size. */
     readonly status?: number,
@@ -67,11 +73,11 @@ export function httpPost(
   try {
     target = new URL(url);
   } catch {
-    return Promise.reject(new HttpPostError("unreachable", "the URL is not valid"));
+    return Promise.reject(new HttpPostError("invalid-request", "the URL is not valid"));
   }
   const protocol = target.protocol;
   if (protocol !== "http:" && protocol !== "https:") {
-    return Promise.reject(new HttpPostError("unreachable", `unsupported protocol ${protocol}`));
+    return Promise.reject(new HttpPostError("invalid-request", `unsupported protocol ${protocol}`));
   }
   const payload = Buffer.from(options.body, "utf8");
   return new Promise((resolve, reject) => {
@@ -111,12 +117,20 @@ export function httpPost(
       request.destroy();
     };
 
-    const request = (protocol === "https:" ? httpsRequest : httpRequest)(target, {
-      method: "POST",
-      agent: agents[protocol],
-      maxHeaderSize: MAX_ANSWER_HEADER_BYTES,
-      headers: { ...options.headers, "content-length": String(payload.byteLength) },
-    });
+    let request: ClientRequest;
+    try {
+      request = (protocol === "https:" ? httpsRequest : httpRequest)(target, {
+        method: "POST",
+        agent: agents[protocol],
+        maxHeaderSize: MAX_ANSWER_HEADER_BYTES,
+        headers: { ...options.headers, "content-length": String(payload.byteLength) },
+      });
+    } catch (error) {
+      // A header value with a control character (a token pasted with its newline): Node names the header, not the value.
+      const message = error instanceof Error ? error.message : String(error);
+      reject(new HttpPostError("invalid-request", message, undefined, { cause: error }));
+      return;
+    }
     const deadline = setTimeout(() => {
       broke(`no answer within ${options.timeoutMs} ms`);
       request.destroy();
