@@ -28,6 +28,12 @@ const WORKER_CONCURRENCY = 16;
 /** Messages sent to each server process, and answered, before a run is measured (see endToEnd). */
 const WARM_UP_PER_PROCESS = 500;
 
+/**
+ * One process end to end in the full run published before issue 29 (`3a94505`, fetch in the worker), the baseline of
+ * its throughput target ("at least 2x today's"); a ratio to a figure of another run, so on this machine only.
+ */
+const BEFORE_ONE_PROCESS = { messagesPerSecond: 407, serverCpuUsPerMessage: 2_020 } as const;
+
 const STAND_IN_SCRIPT = join(import.meta.dirname, "servers", "stand-in.ts");
 
 /** A clock the stand-in processes share with the bench: epoch milliseconds with sub-millisecond precision. */
@@ -411,6 +417,7 @@ export async function runInboxGroup(options: { quick: boolean }): Promise<GroupR
     const idle = await idleLatency(url, idleSamples, dataDirs);
 
     const notify = idle.find((row) => row.path.includes("NOTIFY"));
+    const one = runs.find((run) => run.processes === 1);
     const targets: Target[] = [
       {
         name: "End to end: every message answered exactly once",
@@ -423,6 +430,22 @@ export async function runInboxGroup(options: { quick: boolean }): Promise<GroupR
           .join("; "),
         met: runs.every((run) => run.answeredOnce === messages && run.warmUpNotAnsweredOnce === 0),
       },
+      ...(one === undefined
+        ? []
+        : [
+            {
+              name: "End to end, one process: server CPU per answered message",
+              goal: "≤ 1,000 µs",
+              measured: `${sig(one.serverCpuUsPerMessage)} µs (before: ${sig(BEFORE_ONE_PROCESS.serverCpuUsPerMessage)} µs)`,
+              met: one.serverCpuUsPerMessage <= 1_000,
+            },
+            {
+              name: "End to end, one process: messages per second",
+              goal: `≥ 2x the run before issue 29 (${sig(BEFORE_ONE_PROCESS.messagesPerSecond)} msgs/s)`,
+              measured: `${sig(one.messagesPerSecond)} msgs/s = ${(one.messagesPerSecond / BEFORE_ONE_PROCESS.messagesPerSecond).toFixed(2)}x`,
+              met: one.messagesPerSecond >= 2 * BEFORE_ONE_PROCESS.messagesPerSecond,
+            },
+          ]),
       {
         name: "Idle webhook-to-claim latency (other process, NOTIFY)",
         goal: "p50 < 10 ms",

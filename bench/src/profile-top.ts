@@ -1,7 +1,7 @@
 /**
  * Summarises a V8 CPU profile (`node --cpu-prof`): the functions with the most self time, and the total (self +
  * callees) time of every function whose file matches a filter. Usage:
- *   tsx src/profile-top.ts <file.cpuprofile> [--top=25] [--match=jwt-rbac] [--requests=N]
+ *   tsx src/profile-top.ts <file.cpuprofile> [--top=25] [--match=jwt-rbac] [--requests=N] [--skip-ms=N]
  * With --requests (how many requests the process served), times are also shown as µs per request.
  * To profile the HTTP servers, run the bench with BENCH_CPU_PROF_DIR=<dir>: every server child writes its profile there.
  */
@@ -27,12 +27,17 @@ const flag = (name: string) => flags.find((f) => f.startsWith(`--${name}=`))?.sl
 const top = Number(flag("top") ?? 25);
 const match = flag("match");
 const requests = Number(flag("requests") ?? 0);
+// Leaves out the first N ms of the profile: a server's start (module loading, tsx, migrations) and warm-up.
+const skipUs = Number(flag("skip-ms") ?? 0) * 1000;
 
 const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const selfUs = new Map<number, number>();
-for (const [i, id] of profile.samples.entries())
-  selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+let elapsedUs = 0;
+for (const [i, id] of profile.samples.entries()) {
+  elapsedUs += profile.timeDeltas[i] ?? 0;
+  if (elapsedUs >= skipUs) selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+}
 const totalUs = [...selfUs.values()].reduce((a, b) => a + b, 0);
 
 const label = (n: ProfileNode) => {

@@ -67,28 +67,12 @@ function readIncomingBody(incoming: IncomingMessage, limitBytes: number): Promis
   });
 }
 
-/** A request's or a response's body as bytes, at most `limitBytes` (PayloadTooLargeError past them). */
-async function readWebBody(message: Request | Response, limitBytes: number): Promise<Uint8Array> {
+/** A request's body as bytes, at most `limitBytes` (PayloadTooLargeError past them). */
+async function readWebBody(message: Request, limitBytes: number): Promise<Uint8Array> {
   const declared = message.headers.get("content-length");
   if (declared !== null && Number(declared) > limitBytes) throw new PayloadTooLargeError(limitBytes);
   if (message.body === null) return new Uint8Array(0);
   const body = await readStreamWithin(message.body, limitBytes);
   if (body === null) throw new PayloadTooLargeError(limitBytes);
   return body;
-}
-
-const decoder = new TextDecoder();
-
-/**
- * The text of an answer from a service we call (the agent, a chat product's API), read up to `limitBytes`:
- * a misbehaving or hostile upstream must not make the worker buffer an endless body. Over the limit it
- * throws PayloadTooLargeError; a body that fails to arrive reads as "".
- */
-export async function readAnswerText(response: Response, limitBytes: number): Promise<string> {
-  try {
-    return decoder.decode(await readWebBody(response, limitBytes));
-  } catch (error) {
-    if (error instanceof PayloadTooLargeError) throw error;
-    return "";
-  }
 }

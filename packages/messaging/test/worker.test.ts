@@ -1,8 +1,10 @@
+import type { Logger, LogMethod } from "@agent-platform/common";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { AgentHandler } from "../src/agents/agent.js";
 import type { InboundMessage } from "../src/channel.js";
 import { createWhatsAppChannel } from "../src/channels/whatsapp/channel.js";
+import { DeliveryError } from "../src/errors.js";
 import { migrateInbox } from "../src/inbox/schema.js";
 import { InboxStore } from "../src/inbox/store.js";
 import { InboxWorker } from "../src/inbox/worker.js";
@@ -33,7 +35,7 @@ describe.each(DATABASES)("inbox worker on $name", ({ fresh }) => {
     await database.drop();
   });
 
-  function worker(agent: AgentHandler, concurrency: number) {
+  function worker(agent: AgentHandler, concurrency: number, workerLogger: Logger = logger) {
     return new InboxWorker({
       store,
       channel: createWhatsAppChannel({
@@ -45,7 +47,7 @@ describe.each(DATABASES)("inbox worker on $name", ({ fresh }) => {
         apiTimeoutMs: 2_000,
       }),
       agent,
-      logger,
+      logger: workerLogger,
       concurrency,
       pollMs: 50,
       startDelayMs: 0,
@@ -84,6 +86,47 @@ describe.each(DATABASES)("inbox worker on $name", ({ fresh }) => {
     // The two in flight were finished; nothing else was claimed after stop().
     expect(await store.list("whatsapp", "done", 10)).toHaveLength(2);
     expect(await store.list("whatsapp", "pending", 10)).toHaveLength(3);
+  });
+
+  it("makes a message's child logger only when it logs, with the message's bindings", async () => {
+    // An answered message logs nothing, so it must not pay for a child logger (pino's costs ~70 µs a message).
+    const children: Record<string, unknown>[] = [];
+    const records: { bindings: Record<string, unknown>; fields: unknown; message?: string }[] = [];
+    const recording = (bindings: Record<string, unknown>): Logger => {
+      const log: LogMethod = (fields: object | string, message?: string) => {
+        if (typeof fields === "string") records.push({ bindings, fields: {}, message: fields });
+        else records.push({ bindings, fields, ...(message === undefined ? {} : { message }) });
+      };
+      return {
+        debug: log,
+        info: log,
+        warn: log,
+        error: log,
+        child: (more) => {
+          children.push(more);
+          return recording({ ...bindings, ...more });
+        },
+      };
+    };
+    await store.insert("whatsapp", ["quiet1", "quiet2", "refused"].map(message));
+    const running = worker(
+      async (m) => {
+        if (m.text === "refused") throw new DeliveryError("AGENT_FAILED", "agent said no", false);
+        return { text: m.text };
+      },
+      2,
+      recording({}),
+    );
+    running.start();
+    await waitFor("all three settled", async () => (await store.list("whatsapp", "pending", 5)).length === 0);
+    await waitFor("the failure logged", () => records.length === 1);
+    await running.stop();
+    expect(graph.accepted()).toHaveLength(2);
+    expect(children).toEqual([{ channel: "whatsapp", message_id: "refused", attempt: 1 }]);
+    expect(records[0]).toMatchObject({
+      bindings: { channel: "whatsapp", message_id: "refused", attempt: 1 },
+      message: "inbox message failed",
+    });
   });
 
   it("retries a message whose agent threw and answers it", async () => {

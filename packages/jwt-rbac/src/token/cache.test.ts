@@ -95,4 +95,22 @@ describe("TokenCache", () => {
     cache.set("a", "A", 101, 200);
     expect(cache.get("a", 102)).toBe("A");
   });
+
+  it("keys by a token's end but answers only for the whole token", () => {
+    // Forged tokens that copy a cached token's signature (its end) are not served its result, and do not
+    // displace it unless stored themselves (only verified tokens are).
+    const end = "S".repeat(100);
+    const genuine = `header.payload-of-alice.${end}`;
+    const forged = `header.payload-of-admin.${end}`;
+    const cache = new TokenCache<string>(3, 60_000);
+    store(cache, genuine, "alice", 0);
+    expect(cache.get(forged, 1)).toBeUndefined();
+    expect(cache.get(forged.slice(1), 1)).toBeUndefined();
+    // A request's token is a new string each time: equal content is a hit.
+    expect(cache.get(Array.from(genuine).join(""), 1)).toBe("alice");
+    store(cache, forged, "admin", 2);
+    expect(cache.get(forged, 3)).toBe("admin");
+    expect(cache.get(genuine, 3)).toBeUndefined();
+    expect(cache.size).toBe(1);
+  });
 });

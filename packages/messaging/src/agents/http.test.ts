@@ -1,6 +1,6 @@
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createTcpServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeliveryError } from "../errors.js";
 import { MAX_ANSWER_BYTES } from "../limits.js";
@@ -103,5 +103,32 @@ describe("createHttpAgent", () => {
   it("retries when the runtime is unreachable", async () => {
     const error = await createHttpAgent("http://127.0.0.1:9/agent", 2_000)(message).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "AGENT_FAILED", retryable: true });
+  });
+
+  it("retries when the answer breaks off after its status", async () => {
+    const broken = createTcpServer((socket) => {
+      socket.on("error", () => {});
+      socket.once("data", () =>
+        socket.write('HTTP/1.1 200 OK\r\ncontent-length: 50\r\n\r\n{"text":"hel', () =>
+          socket.resetAndDestroy(),
+        ),
+      );
+    });
+    broken.listen(0, "127.0.0.1");
+    await once(broken, "listening");
+    const port = (broken.address() as AddressInfo).port;
+    try {
+      const error = await createHttpAgent(
+        `http://127.0.0.1:${port}/agent`,
+        2_000,
+      )(message).catch((e: unknown) => e);
+      expect(error).toMatchObject({
+        code: "AGENT_FAILED",
+        retryable: true,
+        message: "Agent answered 200 but the answer broke off",
+      });
+    } finally {
+      await new Promise<void>((resolve) => broken.close(() => resolve()));
+    }
   });
 });

@@ -1,16 +1,15 @@
 import { z } from "zod";
-import { DeliveryError, PayloadTooLargeError } from "../errors.js";
-import { MAX_ANSWER_BYTES } from "../limits.js";
+import { postJson } from "../channels/send.js";
+import { DeliveryError } from "../errors.js";
 import { OptionChecks } from "../options.js";
-import { readAnswerText } from "../read-body.js";
 import type { AgentHandler } from "./agent.js";
 
 const answerSchema = z.object({ text: z.string().nullable().optional() });
 
 /**
  * An agent runtime behind `url`: the message is POSTed as JSON, the answer is JSON `{text}` (a null or empty
- * text, or 204, means no reply). Network errors, timeouts and 5xx/429 are retried; other 4xx and malformed
- * answers fail the message, since sending the same request again would get the same answer.
+ * text, or 204, means no reply). Network errors, timeouts, an answer cut short and 5xx/429 are retried; other 4xx
+ * and malformed answers fail the message, since sending the same request again would get the same answer.
  */
 export function createHttpAgent(url: string, timeoutMs: number): AgentHandler {
   const checks = new OptionChecks("createHttpAgent");
@@ -19,46 +18,35 @@ export function createHttpAgent(url: string, timeoutMs: number): AgentHandler {
   if (timeoutMs === undefined) checks.problem("timeoutMs", "is required");
   checks.done();
   const agent: AgentHandler = async (message) => {
-    let response: Response;
-    try {
-      response = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json" },
-        body: JSON.stringify(message),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new DeliveryError("AGENT_FAILED", `Agent unreachable: ${reason}`, true, { cause: error });
-    }
-    if (response.status === 204) return null;
-    let body: string;
-    try {
-      body = await readAnswerText(response, MAX_ANSWER_BYTES);
-    } catch (error) {
-      if (!(error instanceof PayloadTooLargeError)) throw error;
-      // The same request would get the same oversized answer.
+    const answer = await postJson("Agent", url, {
+      headers: { accept: "application/json" },
+      body: message,
+      timeoutMs,
+      code: "AGENT_FAILED",
+    });
+    if (!answer.complete) {
+      // Asking an agent again has no effect outside it, so a broken answer is worth another try.
       throw new DeliveryError(
         "AGENT_FAILED",
-        `Agent answered ${response.status} with a body over ${MAX_ANSWER_BYTES} bytes`,
-        false,
+        `Agent answered ${answer.status} but the answer broke off`,
+        true,
       );
     }
-    if (!response.ok) {
-      const retryable = response.status >= 500 || response.status === 429;
+    if (answer.status === 204) return null;
+    if (answer.status < 200 || answer.status >= 300) {
+      const retryable = answer.status >= 500 || answer.status === 429;
       throw new DeliveryError(
         "AGENT_FAILED",
-        `Agent answered ${response.status}: ${body.slice(0, 500)}`,
+        `Agent answered ${answer.status}: ${answer.text.slice(0, 500)}`,
         retryable,
+        { retryAfterMs: answer.retryAfterMs },
       );
     }
-    let parsed: z.infer<typeof answerSchema>;
-    try {
-      parsed = answerSchema.parse(JSON.parse(body));
-    } catch {
+    const parsed = answerSchema.safeParse(answer.json);
+    if (!parsed.success) {
       throw new DeliveryError("AGENT_FAILED", "Agent answer is not JSON of the form {text}", false);
     }
-    return parsed.text ? { text: parsed.text } : null;
+    return parsed.data.text ? { text: parsed.data.text } : null;
   };
   return Object.assign(agent, { timeoutMs });
 }

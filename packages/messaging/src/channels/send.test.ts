@@ -42,6 +42,7 @@ describe("postJson reads a chat API's answer within MAX_ANSWER_BYTES", () => {
         retryAfterMs: 7_000,
         json: { ok: false, error: "ratelimited" },
         text: '{"ok":false,"error":"ratelimited"}',
+        complete: true,
       });
     },
   );

@@ -2,7 +2,7 @@ import type { Channel, OutboundReply } from "../../channel.js";
 import { splitIntoNumberedChunks } from "../../chunk.js";
 import { DeliveryError } from "../../errors.js";
 import { TELEGRAM_ROUTE } from "../routes.js";
-import { postJson } from "../send.js";
+import { MAX_RETRY_AFTER_MS, postJson } from "../send.js";
 import { parseTelegramUpdate } from "./parse.js";
 import { isValidTelegramSecretToken } from "./secret-token.js";
 
@@ -58,7 +58,7 @@ export function createTelegramChannel(options: TelegramChannelOptions): Channel 
       const retryAfter = body.parameters?.retry_after;
       const retryAfterMs =
         typeof retryAfter === "number" && Number.isFinite(retryAfter) && retryAfter >= 0
-          ? retryAfter * 1000
+          ? Math.min(retryAfter * 1000, MAX_RETRY_AFTER_MS)
           : answer.retryAfterMs;
       // 400 (chat not found) and 403 (bot blocked) will not change on a retry; rate limits and outages will.
       const retryable = answer.status === 429 || answer.status >= 500;

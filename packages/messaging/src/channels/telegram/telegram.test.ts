@@ -72,4 +72,38 @@ describe("Telegram sendMessage", () => {
       await server.close();
     }
   });
+
+  it.each([
+    [3, 3_000],
+    [1e12, 24 * 60 * 60 * 1000],
+    [-1, undefined],
+    ["60", undefined],
+  ])(
+    "takes a 429's parameters.retry_after of %j as a wait of %j ms, at most a day",
+    async (retryAfter, expected) => {
+      const server = await startStubServer({
+        status: 429,
+        body: JSON.stringify({
+          ok: false,
+          error_code: 429,
+          description: "Too Many Requests",
+          parameters: { retry_after: retryAfter },
+        }),
+      });
+      try {
+        const error = await createTelegramChannel({
+          botToken: TOKEN,
+          secretToken: "s",
+          apiBaseUrl: server.url,
+          apiTimeoutMs: 2_000,
+        })
+          .send({ accountId: "123", to: "1", text: "x" })
+          .catch((caught: unknown) => caught as DeliveryError);
+        expect(error).toBeInstanceOf(DeliveryError);
+        expect(error).toMatchObject({ retryable: true, retryAfterMs: expected });
+      } finally {
+        await server.close();
+      }
+    },
+  );
 });
