@@ -1,8 +1,41 @@
 import { isConfigError } from "@agent-platform/common";
 import type { DestinationStream } from "pino";
 import { StartupError } from "./auth.js";
-import { loadConfig } from "./config.js";
-import { startServer } from "./server.js";
+import { loadConfig, redactUrl, type ServerConfig } from "./config.js";
+import { type RunningServer, startServer } from "./server.js";
+
+/** How long the platform database gets to answer at startup before the server refuses to run without it. */
+const STARTUP_DATABASE_TIMEOUT_MS = 5_000;
+
+/**
+ * The platform database (the inbox lives there) must answer at startup: a server that cannot store what it
+ * acknowledges should not start. Other databases may be down; `/health` names them.
+ */
+async function assertPlatformDatabaseAnswers(server: RunningServer, config: ServerConfig): Promise<void> {
+  const platform = config.databases.find((database) => database.id === "default") ?? config.databases[0];
+  if (platform === undefined) return; // embedded PostgreSQL, inside this process
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      server.sql()`SELECT 1`,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`no answer within ${STARTUP_DATABASE_TIMEOUT_MS / 1000} s`)),
+          STARTUP_DATABASE_TIMEOUT_MS,
+        );
+      }),
+    ]);
+  } catch (error) {
+    await server.stop().catch(() => undefined);
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new StartupError(
+      "DATABASE_UNREACHABLE",
+      `the platform database '${platform.id}' (${redactUrl(platform.url)}) does not answer: ${reason}. Start PostgreSQL or fix DATABASE_URL (or DATABASES)`,
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 function shellQuote(value: string): string {
   return `'${value.replaceAll("'", `'\\''`)}'`;
@@ -28,6 +61,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const destination = await logDestination();
   const server = await startServer(config, destination === undefined ? {} : { logDestination: destination });
+  await assertPlatformDatabaseAnswers(server, config);
 
   if (server.devToken !== undefined) {
     // For the person at the terminal, on stderr: stdout stays one JSON log record per line.

@@ -142,6 +142,19 @@ describe("every refusal at startup is one line naming the cause and the fix, exi
     for (const name of ["PORT: ", "JWT_TOKEN_SOURCE: ", "DATABASE_URL"]) expect(line).toContain(name);
   });
 
+  it("the platform database unreachable (a closed port), without its password in the line", async () => {
+    const child = start({
+      ...(await testServerEnv(dataDir)),
+      PORT: "0",
+      DATABASE_URL: "postgres://postgres:hunter2-secret@127.0.0.1:1/x",
+    });
+    const line = await refusal(child);
+    expect(line).toMatch(
+      /^The server did not start\. the platform database 'default' \(postgres:\/\/postgres:\*+@127\.0\.0\.1:1\/x\) does not answer: .*ECONNREFUSED.*\. Start PostgreSQL or fix DATABASE_URL/,
+    );
+    expect(line).not.toContain("hunter2");
+  });
+
   it("production without a key", async () => {
     const child = start({ PLATFORM_DATA_DIR: dataDir, PORT: "0", PLATFORM_ENV: "production" });
     expect(await refusal(child)).toContain("set JWT_VERIFICATION_KEY, JWT_JWKS_FILE or JWT_JWKS_URL");
