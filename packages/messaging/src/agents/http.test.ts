@@ -1,6 +1,6 @@
 import { once } from "node:events";
-import { createServer, type Server } from "node:http";
 import { type AddressInfo, createServer as createTcpServer } from "node:net";
+import { type StubServer, startStubServer } from "@agent-platform/test-support/stub-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeliveryError } from "../errors.js";
 import { MAX_ANSWER_BYTES } from "../limits.js";
@@ -17,35 +17,20 @@ const message: AgentMessage = {
 };
 
 describe("createHttpAgent", () => {
-  let server: Server;
+  let server: StubServer;
   let url: string;
   // `chunked`: written in two parts with no Content-Length, so only reading the stream can find its size.
   let reply: { status: number; body: string; chunked?: boolean } = { status: 200, body: "{}" };
   let received: unknown;
 
   beforeAll(async () => {
-    server = createServer((req, res) => {
-      let body = "";
-      req.on("data", (chunk: Buffer) => {
-        body += chunk.toString();
-      });
-      req.on("end", () => {
-        received = JSON.parse(body);
-        res.writeHead(reply.status, { "content-type": "application/json" });
-        if (reply.chunked) {
-          const half = Math.floor(reply.body.length / 2);
-          res.write(reply.body.slice(0, half));
-          res.end(reply.body.slice(half));
-        } else {
-          res.end(reply.body);
-        }
-      });
+    server = await startStubServer((request) => {
+      received = JSON.parse(request.body);
+      return reply;
     });
-    server.listen(0, "127.0.0.1");
-    await once(server, "listening");
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/agent`;
+    url = `${server.url}/agent`;
   });
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  afterAll(() => server.close());
 
   const call = () => createHttpAgent(url, 2_000)(message);
   const failure = async () => {

@@ -1,6 +1,7 @@
 import { once } from "node:events";
-import { createServer, type Server } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type StubServer, startStubServer } from "@agent-platform/test-support/stub-server";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type CliResult, telegramWebhookCommand } from "./telegram-webhook.js";
 
@@ -9,27 +10,19 @@ const SECRET = "webhook_secret-1";
 
 /** A stand-in Bot API on 127.0.0.1: records each call, answers as Telegram does (or as a test says). */
 describe("platform-telegram-webhook", () => {
-  let server: Server;
+  let server: StubServer;
   let apiBaseUrl: string;
   let calls: { path: string | undefined; body: unknown }[];
   let answer: { status: number; body: unknown };
 
   beforeAll(async () => {
-    server = createServer((req, res) => {
-      let body = "";
-      req.on("data", (chunk: Buffer) => {
-        body += chunk.toString();
-      });
-      req.on("end", () => {
-        calls.push({ path: req.url, body: JSON.parse(body) });
-        res.writeHead(answer.status, { "content-type": "application/json" }).end(JSON.stringify(answer.body));
-      });
+    server = await startStubServer((request) => {
+      calls.push({ path: request.url, body: JSON.parse(request.body) });
+      return answer;
     });
-    server.listen(0, "127.0.0.1");
-    await once(server, "listening");
-    apiBaseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    apiBaseUrl = `${server.url}/`;
   });
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  afterAll(() => server.close());
   beforeEach(() => {
     calls = [];
     answer = { status: 200, body: { ok: true, result: true, description: "Webhook was set" } };

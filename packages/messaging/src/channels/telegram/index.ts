@@ -1,4 +1,3 @@
-import { configError } from "@agent-platform/common/internal";
 import type { Channel } from "../../channel.js";
 import { DEFAULT_API_TIMEOUT_MS, OptionChecks, optionsObject } from "../../options.js";
 import { createTelegramChannel } from "./channel.js";
