@@ -6,6 +6,7 @@ import { ConfigError } from "@agent-platform/common";
  * refused; elsewhere it is allowed with a warning.
  */
 export const ENVIRONMENTS = ["production", "development", "test"] as const;
+/** Where the inbox runs: `"production"` (the default) refuses channels that do not authenticate their webhooks. */
 export type Environment = (typeof ENVIRONMENTS)[number];
 
 /** The longest delay a Node timer keeps: a longer one fires after 1 ms, so every timeout stays within it. */

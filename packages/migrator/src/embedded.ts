@@ -7,11 +7,13 @@ import { InProcessWire } from "./in-process-wire.js";
 
 export { DataDirLockedError } from "./data-dir-lock.js";
 
+/** Where embedded PostgreSQL keeps its data. */
 export interface EmbeddedPostgresOptions {
   /** Directory PGlite persists to; created if missing. One process at a time. */
   readonly dataDir: string;
 }
 
+/** Embedded PostgreSQL (PGlite) in this process, from `startEmbeddedPostgres`, owning its data directory. */
 export interface EmbeddedPostgres {
   /**
    * postgres.js connected to PGlite inside this process (no socket), with a pool of one connection: PGlite

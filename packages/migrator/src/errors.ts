@@ -15,6 +15,7 @@ export type MigratorErrorCode =
   | "IRREVERSIBLE"
   | "INDEX_BUILD_FAILED";
 
+/** The base of every error a run throws: `code` is stable, the message is for people. */
 export abstract class MigratorError extends Error {
   abstract readonly code: MigratorErrorCode;
 

@@ -8,6 +8,7 @@ import type { RetryOptions } from "./retry.js";
  */
 export type MigrationSql = postgres.ISql;
 
+/** What a migration's `up` and `down` are given: the run's connection and where they run. */
 export interface MigrationContext {
   /** Run every statement through this; the pool passed to the migrator is busy with the run. */
   readonly sql: MigrationSql;
@@ -17,6 +18,7 @@ export interface MigrationContext {
   readonly name: string;
 }
 
+/** One versioned schema change: `up`, and `down` to revert it (without one it is irreversible). */
 export interface Migration {
   /** A semantic version (`2.3.0`, `v2.3.0`, `2.3.0-rc.1`); stored without the `v`. */
   readonly version: string;
@@ -50,6 +52,7 @@ export interface AppliedMigration {
   readonly executionMs: number;
 }
 
+/** Whether a run applies migrations (`up`) or reverts them (`down`). */
 export type MigrationDirection = "up" | "down";
 
 /**
@@ -111,6 +114,7 @@ export type MigratorEvent =
 // biome-ignore lint/suspicious/noExplicitAny: the type parameter is irrelevant to the migrator
 export type AnySql = postgres.Sql<any>;
 
+/** What `createMigrator` takes: the connection, the migrations, where the history lives and the run's timeouts. */
 export interface MigratorOptions {
   /** A postgres.js instance; the run reserves one of its connections. */
   readonly sql: AnySql;
@@ -150,6 +154,7 @@ export interface MigratorOptions {
   readonly logger?: LoggerOption;
 }
 
+/** Where a schema stands: `Migrator.status()`. */
 export interface MigrationStatus {
   /** The highest applied version, or `null` when nothing is applied. */
   readonly current: string | null;
@@ -164,6 +169,7 @@ export interface MigrationStatus {
   readonly invalidIndexes: string[];
 }
 
+/** Where `Migrator.migrate()` goes: a target version or a number of steps, or only the plan. */
 export interface MigrateOptions {
   /**
    * Target version (optional leading `v`), or `"base"`: below the first migration, every applied
@@ -179,6 +185,7 @@ export interface MigrateOptions {
   readonly dryRun?: boolean;
 }
 
+/** What a `migrate()` did (or, for a dry run, would do). */
 export interface MigrateResult {
   /** `null`: nothing was applied (base). */
   readonly from: string | null;
@@ -189,6 +196,7 @@ export interface MigrateResult {
   readonly applied: string[];
 }
 
+/** A schema's migrator, from `createMigrator`: its status, and runs up or down under one lock. */
 export interface Migrator {
   status(): Promise<MigrationStatus>;
   migrate(options?: MigrateOptions): Promise<MigrateResult>;

@@ -58,6 +58,7 @@ export function validationDetail(error: z.ZodError, target: string): string {
 }
 
 /** The one validation hook, the `defaultHook` of every `OpenAPIHono`: 422 `VALIDATION_ERROR`. */
+/** The `defaultHook` of an OpenAPIHono app: a failed request validation answers 422 with the one error body. */
 // biome-ignore lint/suspicious/noExplicitAny: a hook for any route's input, env, path and response type
 export const validationHook: Hook<any, any, any, any> = (result, c) => {
   if (result.success) return;

@@ -14,6 +14,7 @@ import { DirectoryState, type FileSettings, FileState } from "./state.js";
 /** Larger files are refused, not parsed: they would hold the WebAssembly parser for a long time. */
 export const MAX_LINT_FILE_BYTES = 4 * 1024 * 1024;
 
+/** One thing a rule found in one migration file, with where and how to fix it. */
 export interface LintFinding {
   readonly rule: LintRuleId;
   readonly severity: LintSeverity;
@@ -28,6 +29,7 @@ export interface LintFinding {
   readonly hint: string;
 }
 
+/** What `lint` reads and how: the files, the versions already shipped, the rules and the PostgreSQL version. */
 export interface LintOptions {
   /**
    * Lint only migrations above this version: those at or below it have shipped and cannot change (their
@@ -99,6 +101,7 @@ function postgresVersionOption(value: unknown): number {
   return value;
 }
 
+/** What `lint` found over a migrations directory. */
 export interface LintReport {
   /** How many up files were linted. */
   readonly files: number;

@@ -17,6 +17,7 @@ export interface RuleContext {
   report(message: string, where?: number): void;
 }
 
+/** A lint rule: squawk's id, its severity, why it matters, the fix, and its check. */
 export interface LintRule {
   readonly id: string;
   readonly severity: LintSeverity;

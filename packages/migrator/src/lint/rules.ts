@@ -6,6 +6,7 @@ export type { LintRule, LintSeverity } from "./rule.js";
 /** Every rule of `platform-migrate lint` (the files of `rules/`), in the README table's order. */
 export const lintRules: readonly LintRule[] = rules;
 
+/** The id of a rule of this lint (squawk's ids). */
 export type LintRuleId = (typeof rules)[number]["id"];
 
 const byId: ReadonlyMap<string, LintRule> = new Map(

@@ -7,6 +7,7 @@ import type { ReplayStore } from "./options.js";
  */
 export type SqlQuery = (text: string, params: readonly unknown[]) => Promise<readonly unknown[]>;
 
+/** Where `PostgresReplayStore` keeps the proofs' `jti`s: a query function of your PostgreSQL client and a table. */
 export interface PostgresReplayStoreOptions {
   readonly query: SqlQuery;
   /** Table name, optionally schema-qualified. Default `jwt_rbac_dpop_replay`; created if missing. */
