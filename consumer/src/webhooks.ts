@@ -67,6 +67,7 @@ export async function expectWebhookDecisions(baseUrl: string): Promise<void> {
       parsed: {
         kind: "events",
         statuses: 0,
+        invalid: [],
         messages: [
           {
             id: "m1",
