@@ -12,6 +12,8 @@ import { describe, expect, it } from "vitest";
  * build (each condition's ESM and CommonJS file) really exports at run time. The snapshot is
  * `<package>/test/exports.json`; after a reviewed change, regenerate every package's with
  * `pnpm build && UPDATE_EXPORTS=1 npx vitest run exports.test` at the repository root.
+ *
+ * Also held to the same list: every export has a doc comment (what an editor shows a user).
  */
 export function describeExportsSnapshot(packageDir: string): void {
   const snapshotFile = join(packageDir, "test", "exports.json");
@@ -22,7 +24,10 @@ export function describeExportsSnapshot(packageDir: string): void {
   const entries = Object.entries(manifest.exports).filter(([subpath]) => subpath !== "./package.json");
 
   describe(`${manifest.name}: the exports of each entry point`, () => {
-    const declared = declaredExports(packageDir, entries);
+    const exported = readExports(packageDir, entries);
+    const declared = Object.fromEntries(
+      Object.entries(exported).map(([subpath, list]) => [subpath, list.map((entry) => entry.listed)]),
+    );
 
     it("match the reviewed snapshot (test/exports.json)", () => {
       if (process.env.UPDATE_EXPORTS === "1") {
@@ -59,6 +64,13 @@ export function describeExportsSnapshot(packageDir: string): void {
         }
       },
     );
+
+    it.each(entries.map(([subpath]) => subpath))("%s: every export has a doc comment", (subpath) => {
+      const undocumented = (exported[subpath] ?? [])
+        .filter((entry) => !entry.documented)
+        .map((entry) => entry.listed);
+      expect(undocumented, "write a short what/why doc comment on each").toEqual([]);
+    });
   });
 }
 
@@ -78,8 +90,14 @@ function typesFile(target: unknown): string {
   return types;
 }
 
-/** Per subpath, its exported names sorted, a type-only one as "type <name>". */
-function declaredExports(packageDir: string, entries: [string, unknown][]): Record<string, string[]> {
+/** One export of an entry: as the snapshot lists it ("type <name>" for a type-only one), and whether it has a doc comment. */
+interface Export {
+  listed: string;
+  documented: boolean;
+}
+
+/** Per subpath, its exports sorted by name. */
+function readExports(packageDir: string, entries: [string, unknown][]): Record<string, Export[]> {
   const roots = entries.map(([, target]) => join(packageDir, typesFile(target)));
   const program = ts.createProgram(roots, {
     module: ts.ModuleKind.NodeNext,
@@ -89,7 +107,12 @@ function declaredExports(packageDir: string, entries: [string, unknown][]): Reco
     noEmit: true,
   });
   const checker = program.getTypeChecker();
-  const result: Record<string, string[]> = {};
+  // The comment on the declaration a name resolves to (a re-export from a sibling package included), or on the
+  // re-export itself: its text, or a JSDoc tag that carries text.
+  const documented = (symbol: ts.Symbol): boolean =>
+    ts.displayPartsToString(symbol.getDocumentationComment(checker)).trim() !== "" ||
+    symbol.getJsDocTags(checker).some((tag) => ts.displayPartsToString(tag.text).trim() !== "");
+  const result: Record<string, Export[]> = {};
   entries.forEach(([subpath], index) => {
     const source = program.getSourceFile(roots[index] as string);
     const symbol = source && checker.getSymbolAtLocation(source);
@@ -98,9 +121,12 @@ function declaredExports(packageDir: string, entries: [string, unknown][]): Reco
       .getExportsOfModule(symbol)
       .map((exported) => {
         const target = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
-        return target.flags & ts.SymbolFlags.Value ? exported.name : `type ${exported.name}`;
+        return {
+          listed: target.flags & ts.SymbolFlags.Value ? exported.name : `type ${exported.name}`,
+          documented: documented(target) || documented(exported),
+        };
       })
-      .sort((a, b) => a.replace(/^type /, "").localeCompare(b.replace(/^type /, "")));
+      .sort((a, b) => a.listed.replace(/^type /, "").localeCompare(b.listed.replace(/^type /, "")));
   });
   return result;
 }
