@@ -13,7 +13,11 @@ import { describe, expect, it } from "vitest";
  * `<package>/test/exports.json`; after a reviewed change, regenerate every package's with
  * `pnpm build && UPDATE_EXPORTS=1 npx vitest run exports.test` at the repository root.
  *
- * Also held to the same list: every export has a doc comment (what an editor shows a user).
+ * Also held to the same list: every export has a doc comment (what an editor shows a user), and the package README's
+ * `## API` section names every export of every entry and nothing else. Its format, so that the check is exact: per
+ * entry point a level-3 heading that is its specifier in backticks (`@agent-platform/x`, `@agent-platform/x/hono`),
+ * then a table whose rows' first cell is one export, `` `name` ``, or `` type `name` `` for a type-only one; the other
+ * cells are free text.
  */
 export function describeExportsSnapshot(packageDir: string): void {
   const snapshotFile = join(packageDir, "test", "exports.json");
@@ -71,7 +75,57 @@ export function describeExportsSnapshot(packageDir: string): void {
         .map((entry) => entry.listed);
       expect(undocumented, "write a short what/why doc comment on each").toEqual([]);
     });
+
+    it("README's `## API` section lists each entry point's exports, and only those", () => {
+      const listed = apiSection(readFileSync(join(packageDir, "README.md"), "utf8"), manifest.name);
+      const byEntry = Object.fromEntries(
+        Object.entries(declared).map(([subpath, names]) => [subpath, [...names].sort()]),
+      );
+      expect(
+        Object.fromEntries(Object.entries(listed).map(([subpath, names]) => [subpath, [...names].sort()])),
+        "README.md ## API: one `### `<specifier>`` per entry, one row per export (see exports-snapshot.ts)",
+      ).toEqual(byEntry);
+    });
   });
+}
+
+/**
+ * The exports each entry's heading in the README's `## API` section lists, keyed by subpath ("." for the package
+ * itself): the first cell of each table row, "name" or "type name" as in the snapshot. A row whose first cell is not
+ * one backticked identifier, a heading that is not an entry of `packageName` (or repeats one), or a row before the
+ * first heading throws: the section's format is what makes the comparison exact. Prose between tables is free.
+ */
+function apiSection(readme: string, packageName: string): Record<string, string[]> {
+  const lines = readme.split("\n");
+  const start = lines.findIndex((line) => line.trim() === "## API");
+  if (start === -1) throw new Error("README.md has no `## API` section");
+  const end = lines.findIndex((line, index) => index > start && /^#{1,2} /.test(line));
+  const result: Record<string, string[]> = {};
+  let current: string[] | undefined;
+  for (const line of lines.slice(start + 1, end === -1 ? undefined : end)) {
+    const heading = /^### `([^`]+)`$/.exec(line.trim());
+    if (heading) {
+      const specifier = heading[1] as string;
+      const subpath =
+        specifier === packageName
+          ? "."
+          : specifier.startsWith(`${packageName}/`)
+            ? `.${specifier.slice(packageName.length)}`
+            : undefined;
+      if (subpath === undefined || subpath in result) throw new Error(`## API: unexpected heading ${line}`);
+      current = result[subpath] = [];
+      continue;
+    }
+    if (!line.startsWith("|")) continue;
+    if (current === undefined) throw new Error(`## API: a table row before any entry heading: ${line}`);
+    const first = (line.split("|")[1] ?? "").trim();
+    if (/^-+$/.test(first) || first === "Export") continue; // the separator and header rows
+    const name = /^(type )?`([A-Za-z_$][\w$]*)`$/.exec(first);
+    if (name === null)
+      throw new Error(`## API: a row's first cell must be \`name\` or type \`name\`: ${line}`);
+    current.push(`${name[1] ?? ""}${name[2]}`);
+  }
+  return result;
 }
 
 /** Every file of one side (`import` or `require`) of an exports-map target, but its types. */
