@@ -1,8 +1,8 @@
-import type { AddressInfo } from "node:net";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../src/app.js";
 import { AgentStore } from "../src/store.js";
+import { listen } from "./listen.js";
 
 const SECRET = "express-app-test-secret-0123456789abcdef";
 const sign = (claims: Record<string, unknown>) =>
@@ -24,11 +24,7 @@ describe("express-app over HTTP", () => {
       store,
       auth: { algorithm: "HS256", verificationKeys: [SECRET], scopeMappings: { "GET /health": [] } },
     });
-    await app.ready;
-    const server = app.listen(0, "127.0.0.1");
-    await new Promise((resolve) => server.once("listening", resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    close = () => server.close();
+    ({ url, close } = await listen(app));
   });
   afterAll(() => close());
 

@@ -1,7 +1,7 @@
-import type { AddressInfo } from "node:net";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, createApp } from "../src/app.js";
+import { listen } from "./listen.js";
 
 // jwt-rbac denies routes no scope mapping covers: every route of the app must be public or mapped,
 // or it is closed to everyone but the admin scope. The routes are read from the app's own router.
@@ -34,11 +34,7 @@ describe("express-app routes and the deny-by-default table", () => {
   let close: () => void;
   beforeAll(async () => {
     app = createApp({ auth: { algorithm: "HS256", verificationKeys: [SECRET] } });
-    await app.ready;
-    const server = app.listen(0, "127.0.0.1");
-    await new Promise((resolve) => server.once("listening", resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    close = () => server.close();
+    ({ url, close } = await listen(app));
   });
   afterAll(() => close());
 
