@@ -19,20 +19,11 @@ import {
   TEST_DATABASE_URL,
   type TestDatabase,
 } from "./support/database.js";
+import { textMessage } from "./support/messages.js";
 
 const logger = pino({ level: "silent" });
 
-function message(id: string): InboundMessage {
-  return {
-    id,
-    accountId: "acc",
-    from: "491",
-    type: "text",
-    text: `text of ${id}`,
-    supported: true,
-    raw: { id },
-  };
-}
+const message = (id: string) => textMessage(id, { text: `text of ${id}` });
 
 /** The store with every shared commit's deliveries recorded, to see that batches really formed. */
 class RecordingStore extends InboxStore {

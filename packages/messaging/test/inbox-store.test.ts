@@ -12,12 +12,11 @@ import {
   TEST_DATABASE_URL,
   type TestDatabase,
 } from "./support/database.js";
+import { textMessage } from "./support/messages.js";
 
 const logger = pino({ level: "silent" });
 
-function message(id: string): InboundMessage {
-  return { id, accountId: "acc", from: "491", type: "text", text: id, supported: true, raw: { id } };
-}
+const message = (id: string) => textMessage(id);
 
 describe.each(DATABASES)("inbox store on $name", ({ fresh }) => {
   let database: TestDatabase;

@@ -1,7 +1,6 @@
 import pino from "pino";
 import postgres from "postgres";
 import { afterEach, describe, expect, it } from "vitest";
-import type { InboundMessage } from "../src/channel.js";
 import { whatsapp } from "../src/channels/whatsapp/index.js";
 import { migrateInbox } from "../src/inbox/schema.js";
 import { InboxStore } from "../src/inbox/store.js";
@@ -9,12 +8,11 @@ import { INBOX_NOTIFY_CHANNEL, InboxWakeup } from "../src/inbox/wakeup.js";
 import { createMessaging } from "../src/messaging.js";
 import { startGraphStub, waitFor } from "./support/api-stubs.js";
 import { connect, freshPostgres, TEST_DATABASE_URL, type TestDatabase } from "./support/database.js";
+import { textMessage } from "./support/messages.js";
 
 const logger = pino({ level: "silent" });
 
-function message(id: string): InboundMessage {
-  return { id, accountId: "1", from: "4915550001", type: "text", text: id, supported: true, raw: { id } };
-}
+const message = (id: string) => textMessage(id, { accountId: "1", from: "4915550001" });
 
 // LISTEN/NOTIFY between processes: each pool here stands for a process of its own on the shared PostgreSQL.
 // Listening sessions are looked up in the test's own database: other tests and benchmarks listen meanwhile.

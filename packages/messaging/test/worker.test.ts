@@ -2,7 +2,6 @@ import type { Logger, LogMethod } from "@agent-platform/common";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { AgentHandler } from "../src/agents/agent.js";
-import type { InboundMessage } from "../src/channel.js";
 import { createWhatsAppChannel } from "../src/channels/whatsapp/channel.js";
 import { DeliveryError } from "../src/errors.js";
 import { migrateInbox } from "../src/inbox/schema.js";
@@ -10,12 +9,11 @@ import { InboxStore } from "../src/inbox/store.js";
 import { InboxWorker } from "../src/inbox/worker.js";
 import { type GraphStub, startGraphStub, waitFor } from "./support/api-stubs.js";
 import { connect, DATABASES, type TestDatabase } from "./support/database.js";
+import { textMessage } from "./support/messages.js";
 
 const logger = pino({ level: "silent" });
 
-function message(id: string): InboundMessage {
-  return { id, accountId: "1", from: `49${id}`, type: "text", text: id, supported: true, raw: { id } };
-}
+const message = (id: string) => textMessage(id, { accountId: "1", from: `49${id}` });
 
 describe.each(DATABASES)("inbox worker on $name", ({ fresh }) => {
   let database: TestDatabase;
