@@ -16,6 +16,9 @@ export function readBefore(root: string): RunReport | undefined {
 /** The rows a package change can move: our own rows and ratios, not the peers' or the references'. */
 const isOurs = (label: string) => /\bours\b/.test(label);
 
+/** A row's label in the before run: our rows were `authenticate()` there (the promise-returning wrapper), now `authenticateNow()` as the adapters call it. */
+const labelBefore = (label: string) => label.replaceAll("authenticateNow()", "authenticate()");
+
 /** The groups that measure `@agent-platform/jwt-rbac`, whose performance round this comparison records. */
 const COMPARED_GROUPS: ReadonlySet<string> = new Set(["verify", "http"]);
 
@@ -89,7 +92,7 @@ export function beforeAfterSection(
       if (beforeTable === undefined) continue;
       const rows = table.rows.flatMap((row) => {
         const label = row[0] ?? "";
-        const beforeRow = beforeTable.rows.find((r) => r[0] === label);
+        const beforeRow = beforeTable.rows.find((r) => r[0] === label || r[0] === labelBefore(label));
         if (!isOurs(label) || beforeRow === undefined) return [];
         return [[label, ...row.slice(1).map((cell, i) => `${beforeRow[i + 1] ?? "—"} → ${cell}`)]];
       });

@@ -15,6 +15,8 @@ export interface AuthInput {
 export type AuthOutcome = { ok: true } | { ok: false; error: unknown };
 export interface JwtAuth {
   authenticate(input: AuthInput): AuthOutcome | Promise<AuthOutcome>;
+  /** What the adapters call: the answer as is when no waiting is needed. */
+  authenticateNow(input: AuthInput): AuthOutcome | Promise<AuthOutcome>;
 }
 export type CreateJwtAuth = (options: Record<string, unknown>) => JwtAuth;
 export type Unavailable = { unavailable: string };

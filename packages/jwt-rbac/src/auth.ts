@@ -4,7 +4,7 @@ import { AuthError, isAuthError, withResourceMetadata } from "./errors.js";
 import type { JwtRbacOptions } from "./options.js";
 import { type RouteAccess, routeAccess } from "./rbac/access.js";
 import { Authorizer } from "./rbac/authorize.js";
-import { type CanonicalPath, canonicalPath, relativeTo } from "./rbac/canonical-path.js";
+import { type CanonicalPath, pathReader, relativeTo } from "./rbac/canonical-path.js";
 import { compileRoute, RouteTable } from "./rbac/routes.js";
 import { type ScopeSet, scopeSet } from "./rbac/scopes.js";
 import { type AuthState, anonymousState, authenticatedState, NO_IDS } from "./state.js";
@@ -127,6 +127,7 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
   const toleranceMs = config.clockTolerance * 1000;
   const dpop = config.dpop === undefined ? undefined : new DpopGate(config.dpop, runtime, logger);
   const opaque = config.opaque === undefined ? undefined : new OpaqueTokens(config.opaque, logger);
+  const readPath = pathReader();
 
   let trust: Trust | undefined;
   // A remote key set whose content changed: tokens verified with the old keys must be verified again.
@@ -218,7 +219,7 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
   function authenticateNow(request: AuthRequest): AuthResult<C> | Promise<AuthResult<C>> {
     const method = request.method.toUpperCase();
     // First, even for a preflight: a path routers could read differently is refused before any handler.
-    const full = canonicalPath(request.path);
+    const full = readPath(request.path);
     const path =
       request.basePath === undefined || isAuthError(full) ? full : relativeTo(full, request.basePath);
     if (isAuthError(path)) return refuse(method, path);

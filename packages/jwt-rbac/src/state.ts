@@ -75,8 +75,11 @@ export interface ClaimNames {
  */
 export function scopesFrom(value: unknown): readonly string[] {
   if (typeof value === "string") return value.split(" ").filter((scope) => scope !== "");
-  if (Array.isArray(value)) return value.filter((scope): scope is string => typeof scope === "string");
-  return NO_SCOPES;
+  if (!Array.isArray(value)) return NO_SCOPES;
+  // The claim itself when every item is a string (the usual case): the state is readonly, so no copy is needed.
+  for (const scope of value)
+    if (typeof scope !== "string") return value.filter((item): item is string => typeof item === "string");
+  return value as readonly string[];
 }
 
 function stringClaim(value: unknown): string | null {

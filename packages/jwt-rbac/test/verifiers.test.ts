@@ -254,6 +254,56 @@ describe.each(RUNTIMES)("verifier %s", (_name, runtime) => {
     });
   });
 
+  describe("every other spelling of a good signature is refused, the same in both builds", () => {
+    const SEXTETS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    /** The signature with its last character's unused low bits set: other text, the same bytes. */
+    const sameBytes = (signature: string) => {
+      const unused = [0, 0, 0x0f, 0x03][signature.length % 4] as number;
+      const last = SEXTETS.indexOf(signature.at(-1) as string);
+      return unused === 0 ? undefined : `${signature.slice(0, -1)}${SEXTETS[last | unused]}`;
+    };
+    const ALGS = [
+      ["HS256", () => keys.hsSecret, () => keys.hsSecret],
+      ["RS256", () => keys.rs256.privateKey, () => keys.rs256.publicPem],
+      ["PS256", () => keys.ps256.privateKey, () => keys.ps256.publicPem],
+      ["ES256", () => keys.es256.privateKey, () => keys.es256.publicPem],
+      ["EdDSA", () => keys.eddsa.privateKey, () => keys.eddsa.publicPem],
+    ] as const;
+    it.each(ALGS)("%s", async (alg, signingKey, verificationKey) => {
+      const options = { algorithm: alg, verificationKeys: [verificationKey()] };
+      const token = await sign({ sub: "u1" }, alg, signingKey());
+      const dot = token.lastIndexOf(".");
+      const [input, signature] = [token.slice(0, dot), token.slice(dot + 1)];
+      const flipped = SEXTETS[(SEXTETS.indexOf(signature[5] as string) + 1) % 64] as string;
+      const cases: [string, string | undefined, string][] = [
+        ["other text for the same bytes", sameBytes(signature), "malformed"],
+        ["padded", `${signature}=`.padEnd(Math.ceil(signature.length / 4) * 4, "="), "malformed"],
+        ["in the base64 alphabet", signature.replace(/-/g, "+").replace(/_/g, "/"), "malformed"],
+        // A space or tab at the end is HTTP whitespace around the header value, trimmed as the header's, not the token's.
+        ["with a space inside", `${signature.slice(0, 5)} ${signature.slice(5)}`, "malformed"],
+        ["with a trailing NUL", `${signature}\u0000`, "malformed"],
+        ["with a non-ASCII letter", `${signature.slice(0, -1)}\u00e9`, "malformed"],
+        [
+          "one character changed",
+          `${signature.slice(0, 5)}${flipped}${signature.slice(6)}`,
+          "invalid_signature",
+        ],
+        ["one byte longer", `${signature}AAAA`, "invalid_signature"],
+        ["empty", "", "invalid_signature"],
+      ];
+      expect(await outcome(runtime, options, token)).toEqual({ ok: true, userId: "u1" });
+      for (const [label, variant, reason] of cases) {
+        // Some spellings do not exist for every length (no unused bits, no '-' or '_' to swap).
+        if (variant === undefined || variant === signature) continue;
+        expect(await outcome(runtime, options, `${input}.${variant}`), label).toEqual({
+          ok: false,
+          reason,
+          status: 401,
+        });
+      }
+    });
+  });
+
   it("validate:false decodes without verifying, but still refuses what cannot be decoded", async () => {
     const options = { validate: false };
     const unsigned = await sign(

@@ -14,6 +14,9 @@ export const nodeBase64Url: Base64UrlCodec = {
   bytes: decode,
   text(input, start, end) {
     const bytes = decode(input, start, end);
-    return bytes !== undefined && isUtf8(bytes) ? bytes.toString("utf8") : undefined;
+    if (bytes === undefined) return undefined;
+    const text = bytes.toString("utf8");
+    // Lenient decoding marks invalid UTF-8 with U+FFFD: only a text that has one needs the strict check.
+    return !text.includes("\uFFFD") || isUtf8(bytes) ? text : undefined;
   },
 };

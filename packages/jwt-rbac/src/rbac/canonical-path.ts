@@ -181,6 +181,7 @@ export function canonicalPath(raw: string): CanonicalPath | AuthError {
   if (end === 1) return ROOT;
 
   const segments: string[] = [];
+  let rewritten = false;
   let start = 1;
   while (start <= end) {
     let stop = raw.indexOf("/", start);
@@ -188,10 +189,32 @@ export function canonicalPath(raw: string): CanonicalPath | AuthError {
     if (stop === start) return invalidPathError("empty segment");
     const segment = segmentAt(raw, start, stop);
     if (typeof segment !== "string") return invalidPathError(segment.problem);
+    // Rewritten: an escape decoded or added changes the length; hex upper-cased keeps it, so an escape compares.
+    if (segment.length !== stop - start || (segment.includes("%") && segment !== raw.slice(start, stop)))
+      rewritten = true;
     segments.push(segment);
     start = stop + 1;
   }
-  return { path: `/${segments.join("/")}`, segments };
+  const path = rewritten ? `/${segments.join("/")}` : end === raw.length ? raw : raw.slice(0, end);
+  return { path, segments };
+}
+
+/**
+ * `canonicalPath` remembering its last answer: most requests repeat the path before them, and then cost one string
+ * comparison. One entry per reader, so it holds at most one request path (and the URL it may be a slice of).
+ */
+export function pathReader(): (raw: string) => CanonicalPath | AuthError {
+  let lastRaw: string | undefined;
+  let lastPath: CanonicalPath | undefined;
+  return (raw) => {
+    if (raw === lastRaw && lastPath !== undefined) return lastPath;
+    const read = canonicalPath(raw);
+    if ("segments" in read) {
+      lastRaw = raw;
+      lastPath = read;
+    }
+    return read;
+  };
 }
 
 /**

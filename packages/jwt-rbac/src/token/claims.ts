@@ -10,7 +10,13 @@ export interface ClaimRules {
   readonly issuer: ReadonlySet<string> | undefined;
 }
 
-const TIME_CLAIMS = ["exp", "nbf", "iat"] as const;
+/** Absent, or a finite number (RFC 7519 NumericDate). */
+function isNumericDate(value: unknown): value is number | undefined {
+  return value === undefined || (typeof value === "number" && Number.isFinite(value));
+}
+
+const notNumeric = (name: string) =>
+  invalidTokenError("invalid_claim", `Invalid token: '${name}' claim must be a number`);
 
 function matchesAny(value: unknown, expected: ReadonlySet<string>): boolean {
   if (typeof value === "string") return expected.has(value);
@@ -28,14 +34,11 @@ export function checkClaims(
   rules: ClaimRules,
   nowSeconds: number,
 ): AuthError | undefined {
-  for (const name of TIME_CLAIMS) {
-    const value = payload[name];
-    // `1e400` parses to Infinity, and strings or nulls are not NumericDate: all refused.
-    if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value))) {
-      return invalidTokenError("invalid_claim", `Invalid token: '${name}' claim must be a number`);
-    }
-  }
-  const { exp, nbf, iat } = payload as { exp?: number; nbf?: number; iat?: number };
+  const { exp, nbf, iat } = payload;
+  // `1e400` parses to Infinity, and strings or nulls are not NumericDate: all refused.
+  if (!isNumericDate(exp)) return notNumeric("exp");
+  if (!isNumericDate(nbf)) return notNumeric("nbf");
+  if (!isNumericDate(iat)) return notNumeric("iat");
   const tolerance = rules.clockTolerance;
   if (nbf !== undefined && nbf > nowSeconds + tolerance) {
     return invalidTokenError("not_yet_valid", "Invalid token: token is not yet valid");

@@ -11,13 +11,13 @@ describe.each([
   ["portable", portableBase64Url],
   ["node", nodeBase64Url],
 ])("decodeJws (%s base64url)", (_name, codec) => {
-  it("splits a compact JWS and decodes header, payload and signature", () => {
+  it("splits a compact JWS, decodes header and payload, and leaves the signature to the verifier", () => {
     const token = `${header}.${payload}.${b64("sig")}`;
     const decoded = decodeJws(token, codec);
     expect(decoded).toMatchObject({ header: { alg: "HS256", kid: "k1" }, payload: { sub: "u1" } });
     if (decoded === "malformed") throw new Error("unreachable");
     expect(token.slice(0, decoded.signingInputEnd)).toBe(`${header}.${payload}`);
-    expect(Buffer.from(decoded.signature).toString()).toBe("sig");
+    expect(token.slice(decoded.signingInputEnd + 1)).toBe(b64("sig"));
   });
 
   it.each([
@@ -28,6 +28,8 @@ describe.each([
     ["payload an array", `${header}.${b64("[]")}.x`],
     ["payload null", `${header}.${b64("null")}.x`],
     ["signature with padding", `${header}.${payload}.c2ln=`],
+    ["signature with non-zero trailing bits", `${header}.${payload}.c2m`],
+    ["signature in the base64 alphabet", `${header}.${payload}.c2l+`],
     ["five parts", `${header}.${payload}.x.y.z`],
   ])("refuses %s", (_label, token) => {
     expect(decodeJws(token, codec)).toBe("malformed");

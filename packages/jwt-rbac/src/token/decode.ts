@@ -1,5 +1,5 @@
 import { getOrCreate } from "../get-or-create.js";
-import type { Base64UrlCodec } from "./base64url.js";
+import { type Base64UrlCodec, isBase64Url } from "./base64url.js";
 
 /** The protected header fields the verifier looks at. Everything else (jwk, jku, x5u, x5c, ...) is ignored. */
 export interface JwsHeader {
@@ -12,9 +12,11 @@ export interface JwsHeader {
 export interface DecodedJws {
   readonly header: JwsHeader;
   readonly payload: Record<string, unknown>;
-  /** Index of the second `.`: `token.slice(0, signingInputEnd)` is the JWS signing input. */
+  /**
+   * Index of the second `.`: `token.slice(0, signingInputEnd)` is the JWS signing input, and the rest after the
+   * dot the signature, checked canonical base64url here and decoded by the verifier that needs its bytes.
+   */
   readonly signingInputEnd: number;
-  readonly signature: Uint8Array;
 }
 
 export type DecodeFailure = "malformed";
@@ -38,20 +40,32 @@ function parseObject(text: string | undefined): Record<string, unknown> | undefi
 const HEADER_CACHE_MAX = 64;
 /** Real headers are a few dozen characters; a longer one is decoded every time, never held (up to 64 × 4 MB). */
 const HEADER_CACHE_MAX_LENGTH = 1024;
-const headerCaches = new Map<Base64UrlCodec, Map<string, JwsHeader>>();
+/** A cached header with its segment: a copy, since a slice would keep its whole token (up to maxTokenLength) alive. */
+interface KnownHeader {
+  readonly codec: Base64UrlCodec;
+  readonly segment: string;
+  readonly header: JwsHeader;
+}
+const headerCaches = new Map<Base64UrlCodec, Map<string, KnownHeader>>();
+/** The cached header found last, checked first: compared in place, with no slice made or hashed. */
+let last: KnownHeader | undefined;
 
 function decodeHeader(segment: string, codec: Base64UrlCodec): JwsHeader | undefined {
-  const headerCache = getOrCreate(headerCaches, codec, () => new Map<string, JwsHeader>());
+  const headerCache = getOrCreate(headerCaches, codec, () => new Map<string, KnownHeader>());
   const cached = headerCache.get(segment);
-  if (cached !== undefined) return cached;
+  if (cached !== undefined) {
+    last = cached;
+    return cached.header;
+  }
   const header = parseObject(codec.text(segment, 0, segment.length));
   if (header === undefined || typeof header.alg !== "string") return undefined;
   if (header.kid !== undefined && typeof header.kid !== "string") return undefined;
   const frozen = Object.freeze(header) as JwsHeader;
   if (segment.length > HEADER_CACHE_MAX_LENGTH) return frozen;
   if (headerCache.size >= HEADER_CACHE_MAX) headerCache.clear();
-  // A copy as the key: the slice would keep its whole token (up to maxTokenLength) alive with it.
-  headerCache.set(Array.from(segment).join(""), frozen);
+  const copy = Array.from(segment).join("");
+  last = { codec, segment: copy, header: frozen };
+  headerCache.set(copy, last);
   return frozen;
 }
 
@@ -65,11 +79,17 @@ export function decodeJws(token: string, codec: Base64UrlCodec): DecodedJws | De
   const second = token.indexOf(".", first + 1);
   if (second < 0 || token.indexOf(".", second + 1) >= 0) return "malformed";
 
-  const header = decodeHeader(token.slice(0, first), codec);
+  const known = last;
+  const header =
+    known !== undefined &&
+    known.codec === codec &&
+    known.segment.length === first &&
+    token.startsWith(known.segment)
+      ? known.header
+      : decodeHeader(token.slice(0, first), codec);
   if (header === undefined) return "malformed";
   const payload = parseObject(codec.text(token, first + 1, second));
   if (payload === undefined) return "malformed";
-  const signature = codec.bytes(token, second + 1, token.length);
-  if (signature === undefined) return "malformed";
-  return { header: header as JwsHeader, payload, signingInputEnd: second, signature };
+  if (!isBase64Url(token.slice(second + 1))) return "malformed";
+  return { header, payload, signingInputEnd: second };
 }

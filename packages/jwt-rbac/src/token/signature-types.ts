@@ -16,12 +16,15 @@ export interface SignatureVerifier<PreparedKey = unknown> {
   readonly name: string;
   /** Called once per key, at construction (or when a remote JWKS yields a new key). */
   prepare(key: ImportedKey): PreparedKey;
+  /**
+   * Whether `token[signingInputEnd + 1, end)` (canonical base64url, checked by `decodeJws`) signs
+   * `token[0, signingInputEnd)`. Each runtime decodes the signature its own way, and only when it needs the bytes.
+   */
   verify(
     key: PreparedKey,
     alg: JwtAlgorithm,
     token: string,
     signingInputEnd: number,
-    signature: Uint8Array,
   ): boolean | Promise<boolean>;
 }
 

@@ -30,12 +30,19 @@ const keyUnavailable = () =>
   invalidTokenError("key_unavailable", "Invalid token: no key available to verify the token");
 const unknownKid = () => invalidTokenError("unknown_kid", "Invalid token: no key matches the token's kid");
 
-function concat(...lists: (readonly PreparedKey[] | undefined)[]): readonly PreparedKey[] {
-  const present = lists.filter(
-    (list): list is readonly PreparedKey[] => list !== undefined && list.length > 0,
-  );
-  if (present.length <= 1) return present[0] ?? NO_KEYS;
-  return present.flat();
+/** The keys of up to three lists in order; a lone non-empty list as it is (the usual case: no array made). */
+function concat(
+  a: readonly PreparedKey[] | undefined,
+  b: readonly PreparedKey[] | undefined,
+  c?: readonly PreparedKey[] | undefined,
+): readonly PreparedKey[] {
+  const hasA = a !== undefined && a.length > 0;
+  const hasB = b !== undefined && b.length > 0;
+  const hasC = c !== undefined && c.length > 0;
+  if (!hasB && !hasC) return hasA ? a : NO_KEYS;
+  if (!hasA && !hasC) return b as readonly PreparedKey[];
+  if (!hasA && !hasB) return c as readonly PreparedKey[];
+  return [...(a ?? NO_KEYS), ...(b ?? NO_KEYS), ...(c ?? NO_KEYS)];
 }
 
 /**
@@ -175,7 +182,6 @@ export class TokenVerifier {
         alg,
         token,
         decoded.signingInputEnd,
-        decoded.signature,
       );
       if (result === true) return checkClaims(decoded.payload, issuer.rules, nowSeconds) ?? decoded;
       if (result !== false) {

@@ -202,13 +202,7 @@ export class ProofVerifier {
 
     const key = await this.#key(jwk, alg, thumbprint);
     if (key instanceof KeyRefused) return this.#fail(key.message);
-    const valid = await this.#runtime.verifier.verify(
-      key,
-      alg,
-      proof,
-      decoded.signingInputEnd,
-      decoded.signature,
-    );
+    const valid = await this.#runtime.verifier.verify(key, alg, proof, decoded.signingInputEnd);
     if (!valid) return this.#fail("signature verification failed");
     return { jkt: thumbprint, jti, iat, nonce: payload.nonce };
   }
