@@ -110,7 +110,7 @@ export function jwtOptions(
   };
 }
 
-/** DPoP as configured; proofs are remembered in the platform database when replicas share it. */
+/** DPoP as configured; proofs are remembered in the inbox database when replicas share it. */
 function dpopOptions(
   jwt: ServerConfig["jwt"],
   sharedSql: Sql | undefined,

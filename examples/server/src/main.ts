@@ -4,16 +4,16 @@ import { StartupError } from "./auth.js";
 import { loadConfig, redactUrl, type ServerConfig } from "./config.js";
 import { type RunningServer, startServer } from "./server.js";
 
-/** How long the platform database gets to answer at startup before the server refuses to run without it. */
+/** How long the inbox database gets to answer at startup before the server refuses to run without it. */
 const STARTUP_DATABASE_TIMEOUT_MS = 5_000;
 
 /**
- * The platform database (the inbox lives there) must answer at startup: a server that cannot store what it
+ * The inbox database (`default`, or the first one DATABASES names) must answer at startup: a server that cannot store what it
  * acknowledges should not start. Other databases may be down; `/health` names them.
  */
-async function assertPlatformDatabaseAnswers(server: RunningServer, config: ServerConfig): Promise<void> {
-  const platform = config.databases.find((database) => database.id === "default") ?? config.databases[0];
-  if (platform === undefined) return; // embedded PostgreSQL, inside this process
+async function assertInboxDatabaseAnswers(server: RunningServer, config: ServerConfig): Promise<void> {
+  const inbox = config.databases.find((database) => database.id === "default") ?? config.databases[0];
+  if (inbox === undefined) return; // embedded PostgreSQL, inside this process
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -30,7 +30,7 @@ async function assertPlatformDatabaseAnswers(server: RunningServer, config: Serv
     const reason = error instanceof Error ? error.message : String(error);
     throw new StartupError(
       "DATABASE_UNREACHABLE",
-      `the platform database '${platform.id}' (${redactUrl(platform.url)}) does not answer: ${reason}. Start PostgreSQL or fix DATABASE_URL (or DATABASES)`,
+      `the inbox database '${inbox.id}' (${redactUrl(inbox.url)}) does not answer: ${reason}. Start PostgreSQL or fix DATABASE_URL (or DATABASES)`,
     );
   } finally {
     clearTimeout(timer);
@@ -61,7 +61,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const destination = await logDestination();
   const server = await startServer(config, destination === undefined ? {} : { logDestination: destination });
-  await assertPlatformDatabaseAnswers(server, config);
+  await assertInboxDatabaseAnswers(server, config);
 
   if (server.devToken !== undefined) {
     // For the person at the terminal, on stderr: stdout stays one JSON log record per line.

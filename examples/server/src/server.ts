@@ -36,7 +36,7 @@ export interface RunningServer {
   readonly port: number;
   /** Set when no JWT key is configured outside production: an admin token signed by the generated key. */
   readonly devToken: DevToken | undefined;
-  /** The pool of a registered database (default: the platform database), for tests that inspect rows. */
+  /** The pool of a registered database (default: the inbox database), for tests that inspect rows. */
   sql(databaseId?: string): Sql;
   /** Stops accepting, lets in-flight requests finish (bounded), stops messaging, closes the pools. */
   stop(): Promise<void>;
@@ -115,7 +115,7 @@ export async function startServer(
   const databases = await openDatabases(config, migrations, logger);
   const closeDatabases = () => Promise.allSettled(databases.map((database) => database.close()));
 
-  // The platform database (inbox and the like): `default`, or the first one DATABASES names.
+  // The inbox database (inbox and the like): `default`, or the first one DATABASES names.
   const platformDatabase = (databases.find((database) => database.id === "default") ??
     databases[0]) as RegisteredDatabase;
   const sql = (databaseId = platformDatabase.id) => {
@@ -135,7 +135,7 @@ export async function startServer(
       environment: config.env,
       sharedDatabase: !platformDatabase.embedded,
     });
-    // Replicas share a PostgreSQL platform database, so DPoP proofs are remembered there; the embedded one is this process's.
+    // Replicas share a PostgreSQL inbox database, so DPoP proofs are remembered there; the embedded one is this process's.
     const sharedSql = platformDatabase.embedded ? undefined : platformDatabase.sql;
     const auth = jwtRbac(jwtOptions(config, devKey, logger, sharedSql));
     // A key that cannot be imported for the algorithm stops startup instead of failing every request.

@@ -142,7 +142,7 @@ describe("every refusal at startup is one line naming the cause and the fix, exi
     for (const name of ["PORT: ", "JWT_TOKEN_SOURCE: ", "DATABASE_URL"]) expect(line).toContain(name);
   });
 
-  it("the platform database unreachable (a closed port), without its password in the line", async () => {
+  it("the inbox database unreachable (a closed port), without its password in the line", async () => {
     const child = start({
       ...(await testServerEnv(dataDir)),
       PORT: "0",
@@ -150,7 +150,7 @@ describe("every refusal at startup is one line naming the cause and the fix, exi
     });
     const line = await refusal(child);
     expect(line).toMatch(
-      /^The server did not start\. the platform database 'default' \(postgres:\/\/postgres:\*+@127\.0\.0\.1:1\/x\) does not answer: .*ECONNREFUSED.*\. Start PostgreSQL or fix DATABASE_URL/,
+      /^The server did not start\. the inbox database 'default' \(postgres:\/\/postgres:\*+@127\.0\.0\.1:1\/x\) does not answer: .*ECONNREFUSED.*\. Start PostgreSQL or fix DATABASE_URL/,
     );
     expect(line).not.toContain("hunter2");
   });

@@ -27,7 +27,7 @@ export interface ServerMessaging extends Messaging {
 
 export interface ServerMessagingDeps {
   config: MessagingConfig;
-  /** The platform database (`default`). */
+  /** The inbox database (`default`). */
   sql: Sql;
   logger: Logger;
   /** PLATFORM_ENV: in production an unauthenticated channel is refused (by the package). */

@@ -60,7 +60,7 @@ export type GroupCommitBounds = Pick<
 >;
 
 /**
- * The durable inbox in the platform database. All times are the database's clock, so several server
+ * The durable inbox, in the database it is given. All times are the database's clock, so several server
  * processes agree on what is due and which leases have expired.
  */
 export class InboxStore {

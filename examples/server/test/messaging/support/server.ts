@@ -19,9 +19,9 @@ export interface MessagingTestServer {
   logs: string[];
   /** GET /{channel}/inbox?status= with a token of scope config:read; fails on anything but 200. */
   inbox(status?: string, channel?: string): Promise<InboxItem[]>;
-  /** Message ids in the inbox table, read directly from the platform database. */
+  /** Message ids in the inbox table, read directly from the inbox database. */
   inboxIds(): Promise<string[]>;
-  /** Name of the platform database (a fresh one per server on PostgreSQL). */
+  /** Name of the inbox database (a fresh one per server on PostgreSQL). */
   databaseName(): Promise<string>;
   stop(): Promise<void>;
 }
