@@ -1,6 +1,8 @@
 import { type KeyObject, webcrypto } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { createVerifier } from "fast-jwt";
 import { verify as honoVerify } from "hono/jwt";
 import { importSPKI, jwtVerify } from "jose";
@@ -14,6 +16,11 @@ import { median, ratio, sig } from "./stats.js";
 import type { BarKind, GroupResult, Table, Target } from "./types.js";
 
 const IN_FLIGHT = 32;
+
+// A full collection before each row's CPU slice: the rotating order gives every row the same predecessor each
+// round, and without it a row after one that leaves much garbage (jose, hono) paid for that garbage every time.
+setFlagsFromString("--expose-gc");
+const collectGarbage = runInNewContext("gc") as () => void;
 /** Rounds of every row, and each row's slice of a round: the ES256 and EdDSA rows differ by about 1%, so many. */
 const ROUNDS = 11;
 const SLICE_MS = 100;
@@ -312,6 +319,7 @@ async function measureAlg(alg: Alg, quick: boolean): Promise<AlgResult> {
       samples.get(task.name as RowId)?.latency.push(result.latency.p50 * 1000);
     }
     for (const r of order) {
+      collectGarbage();
       const { cpuUs, opsPerSecond } = await cpuPerOp(r.run, sliceMs);
       const s = samples.get(r.id);
       s?.cpu.push(cpuUs);
