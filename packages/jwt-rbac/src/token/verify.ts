@@ -201,13 +201,16 @@ export class TokenVerifier {
         token,
         decoded.signingInputEnd,
       );
-      if (result === true) return checkClaims(decoded.payload, issuer.rules, nowSeconds) ?? decoded;
+      if (result === true) {
+        issuer.onVerified?.();
+        return checkClaims(decoded.payload, issuer.rules, nowSeconds) ?? decoded;
+      }
       if (result !== false) {
-        return result.then((valid) =>
-          valid
-            ? (checkClaims(decoded.payload, issuer.rules, nowSeconds) ?? decoded)
-            : this.#verifyWith(candidates, i + 1, decoded, alg, issuer, token, nowSeconds),
-        );
+        return result.then((valid) => {
+          if (!valid) return this.#verifyWith(candidates, i + 1, decoded, alg, issuer, token, nowSeconds);
+          issuer.onVerified?.();
+          return checkClaims(decoded.payload, issuer.rules, nowSeconds) ?? decoded;
+        });
       }
     }
     return signatureFailure();
