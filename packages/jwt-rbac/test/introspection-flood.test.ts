@@ -1,7 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { runFlood } from "@agent-platform/test-support/flood";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createJwtAuthOn } from "../src/auth.js";
 import type { JwtRbacOptions } from "../src/index.js";
+import { runtime as nodeRuntime } from "../src/node/runtime.js";
+import { runtime as webRuntime } from "../src/runtime.js";
 import { type AuthorizationServer, startAuthorizationServer } from "./fixtures/authorization-server.js";
 import { type MountedAdapter, startMounted } from "./fixtures/mounted.js";
 
@@ -80,5 +83,45 @@ describe.each<MountedAdapter>(["hono", "fetch-webcrypto"])("an introspection flo
     } finally {
       await server.close();
     }
+  });
+});
+
+// Memory amplification: made-up tokens of the longest accepted length (16 384 characters), each refused
+// and remembered. Counted in entries only, 10 000 of them would hold 160 MB; the refusals remembered are
+// bounded in characters too. Through tokenVerifier, which (unlike introspection) has no rate bound.
+describe.each([
+  ["node:crypto", nodeRuntime],
+  ["webcrypto", webRuntime],
+])("a flood of the longest made-up tokens, %s build", (_name, runtime) => {
+  it("holds a bounded amount of memory however long the tokens are", async () => {
+    let asked = 0;
+    const given = options().introspection as NonNullable<JwtRbacOptions["introspection"]>;
+    const auth = createJwtAuthOn(runtime, {
+      ...options(),
+      // Opaque tokens go to tokenVerifier only; its no is remembered 300 s (the longest allowed).
+      introspection: { ...given, tokenTypes: ["jwt"], negativeCacheSec: 300 },
+      tokenVerifier: () => {
+        asked++;
+        return null;
+      },
+    });
+    const ask = (token: string) =>
+      auth.authenticate({ method: "GET", path: "/agents", headers: { authorization: `Bearer ${token}` } });
+    const first = randomBytes(12_288).toString("base64url");
+    const before = process.memoryUsage().heapUsed;
+    await ask(first);
+    for (let batch = 0; batch < 60; batch++) {
+      const answers = await Promise.all(
+        Array.from({ length: 100 }, () => ask(randomBytes(12_288).toString("base64url"))),
+      );
+      expect(answers.every((answer) => !answer.ok && answer.error.reason === "token_inactive")).toBe(true);
+    }
+    const grown = process.memoryUsage().heapUsed - before;
+    expect(asked).toBe(6_001);
+    // 6 000 refusals of 16 384 characters: 96 MB if all were kept; at most 4 Mi characters are.
+    expect(grown).toBeLessThan(48 * 1024 * 1024);
+    // The first one was forgotten (the oldest go first): asked again.
+    await ask(first);
+    expect(asked).toBe(6_002);
   });
 });

@@ -183,16 +183,45 @@ export function kindOf(token: string): "jwt" | "opaque" {
   return second > 0 && token.indexOf(".", second + 1) < 0 ? "jwt" : "opaque";
 }
 
-/** Adds `key` to a map bounded to `max` entries, the oldest dropped first. */
-function bounded<V>(map: Map<string, V>, max: number, key: string, value: V): void {
-  map.delete(key);
-  if (map.size >= max) {
-    for (const oldest of map.keys()) {
-      map.delete(oldest);
-      break;
-    }
+/** Most characters of token text the refusals remembered hold in all (made-up tokens may be `maxTokenLength` long). */
+export const MAX_REFUSED_CHARS = 4 * 1024 * 1024;
+
+/**
+ * Answers by token text, bounded by count and by the characters of the tokens held, the oldest dropped first:
+ * a flood of made-up tokens of the longest accepted length holds no more memory than one of short ones.
+ */
+class Remembered<V> {
+  readonly #entries = new Map<string, V>();
+  readonly #max: number;
+  readonly #maxChars: number;
+  #chars = 0;
+
+  constructor(max: number, maxChars: number) {
+    this.#max = max;
+    this.#maxChars = maxChars;
   }
-  map.set(key, value);
+
+  get(token: string): V | undefined {
+    return this.#entries.get(token);
+  }
+
+  has(token: string): boolean {
+    return this.#entries.has(token);
+  }
+
+  delete(token: string): void {
+    if (this.#entries.delete(token)) this.#chars -= token.length;
+  }
+
+  set(token: string, value: V): void {
+    this.delete(token);
+    for (const oldest of this.#entries.keys()) {
+      if (this.#entries.size < this.#max && this.#chars + token.length <= this.#maxChars) break;
+      this.delete(oldest);
+    }
+    this.#entries.set(token, value);
+    this.#chars += token.length;
+  }
 }
 
 /**
@@ -208,8 +237,8 @@ function bounded<V>(map: Map<string, V>, max: number, key: string, value: V): vo
 export class OpaqueTokens {
   readonly #config: OpaqueConfig;
   readonly #logger: Logger;
-  readonly #active = new Map<string, Active>();
-  readonly #refused = new Map<string, Refused>();
+  readonly #active: Remembered<Active>;
+  readonly #refused: Remembered<Refused>;
   readonly #inflight = new Map<string, Promise<OpaqueOutcome>>();
   /** Questions about tokens never answered active. */
   readonly #unknownRate: RateBound | undefined;
@@ -221,6 +250,8 @@ export class OpaqueTokens {
   constructor(config: OpaqueConfig, logger: Logger) {
     this.#config = config;
     this.#logger = logger;
+    this.#active = new Remembered(config.cacheMax, Number.POSITIVE_INFINITY);
+    this.#refused = new Remembered(config.cacheMax, MAX_REFUSED_CHARS);
     const perSecond = config.introspection?.maxPerSecond;
     this.#unknownRate = perSecond === undefined ? undefined : new RateBound(perSecond / 2);
     this.#knownRate = perSecond === undefined ? undefined : new RateBound(perSecond / 2);
@@ -258,7 +289,7 @@ export class OpaqueTokens {
 
   #refuse(token: string, outcome: AuthError, expiresAt: number): AuthError {
     this.#active.delete(token);
-    bounded(this.#refused, this.#config.cacheMax, token, { outcome, expiresAt });
+    this.#refused.set(token, { outcome, expiresAt });
     return outcome;
   }
 
@@ -269,7 +300,7 @@ export class OpaqueTokens {
     const freshUntil = Math.min(exp, nowMs + this.#config.cacheMaxMs);
     const outcome = { claims, notAfterMs: freshUntil };
     this.#refused.delete(token);
-    bounded(this.#active, this.#config.cacheMax, token, {
+    this.#active.set(token, {
       outcome,
       freshUntil,
       staleUntil: Math.min(exp, freshUntil + this.#config.cacheMaxMs),
