@@ -5,7 +5,11 @@ import { createJwtAuthOn } from "../src/auth.js";
 import type { JwtRbacOptions } from "../src/index.js";
 import { runtime as nodeRuntime } from "../src/node/runtime.js";
 import { runtime as webRuntime } from "../src/runtime.js";
-import { type AuthorizationServer, startAuthorizationServer } from "./fixtures/authorization-server.js";
+import {
+  type AuthorizationServer,
+  introspectedOptions,
+  startAuthorizationServer,
+} from "./fixtures/authorization-server.js";
 import { type MountedAdapter, startMounted } from "./fixtures/mounted.js";
 
 // A flood of made-up opaque tokens, far past `maxPerSecond`, against a real authorization-server
@@ -21,25 +25,14 @@ afterAll(async () => {
   await as.close();
 });
 
-/** The issue's rates: 200 garbage tokens a second, the known token every 100 ms, default maxPerSecond (20). */
+/** The rates measured: 200 garbage tokens a second, the known token every 100 ms, default maxPerSecond (20). */
 const FLOOD_PER_SECOND = 200;
 const PROBE_EVERY_MS = 100;
 /** cacheMaxSec 1: the known token's answer expires twice during the flood. */
 const DURATION_MS = 2_500;
 const MEMORY_BOUND = 64 * 1024 * 1024;
 
-const options = (): JwtRbacOptions => ({
-  algorithm: "ES256",
-  issuer: as.issuer,
-  jwksUrl: as.jwksUrl,
-  audience: "api://platform",
-  scopesClaim: "scope",
-  introspection: {
-    url: as.introspectionUrl,
-    clientAuth: { method: "client_secret_basic", clientId: as.client.id, clientSecret: as.client.secret },
-    cacheMaxSec: 1,
-  },
-});
+const options = () => introspectedOptions(as, { cacheMaxSec: 1 });
 
 const status = async (url: string, token: string) => {
   const response = await fetch(url, { headers: { authorization: `Bearer ${token}` } });

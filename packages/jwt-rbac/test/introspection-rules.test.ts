@@ -1,7 +1,11 @@
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JwtRbacOptions } from "../src/index.js";
-import { type AuthorizationServer, startAuthorizationServer } from "./fixtures/authorization-server.js";
+import {
+  type AuthorizationServer,
+  introspectedOptions,
+  startAuthorizationServer,
+} from "./fixtures/authorization-server.js";
 import { MOUNTED_ADAPTERS, startMounted } from "./fixtures/mounted.js";
 
 // What an introspection answer is trusted for, and which tokens may be sent, through every adapter (and
@@ -25,19 +29,8 @@ const claims = () => ({
   exp: NOW() + 600,
 });
 
-const options = (extra: Partial<JwtRbacOptions> = {}): JwtRbacOptions => ({
-  algorithm: "ES256",
-  issuer: as.issuer,
-  jwksUrl: as.jwksUrl,
-  audience: "api://platform",
-  scopesClaim: "scope",
-  introspection: {
-    url: as.introspectionUrl,
-    clientAuth: { method: "client_secret_basic", clientId: as.client.id, clientSecret: as.client.secret },
-    tokenTypes: ["opaque", "jwt"],
-  },
-  ...extra,
-});
+const options = (extra: Partial<JwtRbacOptions> = {}) =>
+  introspectedOptions(as, { tokenTypes: ["opaque", "jwt"] }, extra);
 
 let serial = 0;
 /** A JWT signed with the authorization server's key, with this header (typ and kid as given). */
