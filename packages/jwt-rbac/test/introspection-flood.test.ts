@@ -29,7 +29,7 @@ afterAll(async () => {
 const FLOOD_PER_SECOND = 200;
 const PROBE_EVERY_MS = 100;
 /** cacheMaxSec 1: the known token's answer expires twice during the flood. */
-const DURATION_MS = 2_500;
+const DURATION_MS = 2_200;
 const MEMORY_BOUND = 64 * 1024 * 1024;
 
 const options = () => introspectedOptions(as, { cacheMaxSec: 1 });
