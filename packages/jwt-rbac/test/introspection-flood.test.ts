@@ -5,11 +5,8 @@ import { createJwtAuthOn } from "../src/auth.js";
 import type { JwtRbacOptions } from "../src/index.js";
 import { runtime as nodeRuntime } from "../src/node/runtime.js";
 import { runtime as webRuntime } from "../src/runtime.js";
-import {
-  type AuthorizationServer,
-  introspectedOptions,
-  startAuthorizationServer,
-} from "./fixtures/authorization-server.js";
+import { type AuthorizationServer, startAuthorizationServer } from "./fixtures/authorization-server.js";
+import { introspectedOptions } from "./fixtures/introspected-options.js";
 import { type MountedAdapter, startMounted } from "./fixtures/mounted.js";
 
 // A flood of made-up opaque tokens, far past `maxPerSecond`, against a real authorization-server

@@ -1,11 +1,8 @@
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JwtRbacOptions } from "../src/index.js";
-import {
-  type AuthorizationServer,
-  introspectedOptions,
-  startAuthorizationServer,
-} from "./fixtures/authorization-server.js";
+import { type AuthorizationServer, startAuthorizationServer } from "./fixtures/authorization-server.js";
+import { introspectedOptions } from "./fixtures/introspected-options.js";
 import { MOUNTED_ADAPTERS, startMounted } from "./fixtures/mounted.js";
 
 // What an introspection answer is trusted for, and which tokens may be sent, through every adapter (and
