@@ -22,25 +22,43 @@ export interface FloodResult {
   readonly floodCalls: number;
   /** Wall time from the first call to the last answer. */
   readonly elapsedMs: number;
-  /** `process.memoryUsage()` before the first call and after the last answer, in bytes. */
+  /** Retained memory (after a full collection) before the first call and after the last answer, in bytes. */
   readonly memory: {
     readonly before: { heapUsed: number; rss: number };
     readonly after: { heapUsed: number; rss: number };
   };
 }
 
-const sleepUntil = (at: number) =>
-  new Promise<void>((done) => setTimeout(done, Math.max(0, at - performance.now())));
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 
-const snapshot = () => {
+let gc: (() => void) | undefined;
+/**
+ * A full garbage collection, so `heapUsed` measures what is retained rather than what is not collected yet
+ * (`--expose-gc` set at run time: a fresh context then sees `gc`).
+ */
+export function collectGarbage(): void {
+  if (gc === undefined) {
+    setFlagsFromString("--expose-gc");
+    gc = runInNewContext("gc") as () => void;
+  }
+  gc();
+}
+
+/** `process.memoryUsage()` after a full collection: what is retained. */
+export function retainedMemory(): { heapUsed: number; rss: number } {
+  collectGarbage();
   const { heapUsed, rss } = process.memoryUsage();
   return { heapUsed, rss };
-};
+}
+
+const sleepUntil = (at: number) =>
+  new Promise<void>((done) => setTimeout(done, Math.max(0, at - performance.now())));
 
 export async function runFlood(options: FloodOptions): Promise<FloodResult> {
   const tickMs = options.tickMs ?? 50;
   const perTick = (options.floodPerSecond * tickMs) / 1000;
-  const before = snapshot();
+  const before = retainedMemory();
   const started = performance.now();
   const end = started + options.durationMs;
   const flooded = new Map<string | number, number>();
@@ -87,6 +105,6 @@ export async function runFlood(options: FloodOptions): Promise<FloodResult> {
     flooded,
     floodCalls,
     elapsedMs: performance.now() - started,
-    memory: { before, after: snapshot() },
+    memory: { before, after: retainedMemory() },
   };
 }

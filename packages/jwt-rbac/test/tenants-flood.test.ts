@@ -24,7 +24,7 @@ afterAll(async () => {
 const FLOOD_PER_SECOND = 200;
 const PROBE_EVERY_MS = 100;
 const DURATION_MS = 1_500;
-const MEMORY_BOUND = 64 * 1024 * 1024;
+const MEMORY_BOUND = 32 * 1024 * 1024;
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
 /** A token naming a made-up tenant, with a signature nobody made: refused whatever it costs to find out. */
