@@ -12,7 +12,7 @@ import { TokenCache } from "./token/cache.js";
 import { boundAsBearerError } from "./token/dpop/errors.js";
 import { DpopGate } from "./token/dpop/index.js";
 import { type HeadersInput, isCorsPreflight } from "./token/headers.js";
-import { type OpaqueOutcome, OpaqueTokens } from "./token/introspection/index.js";
+import { kindOf, type OpaqueOutcome, OpaqueTokens } from "./token/introspection/index.js";
 import { resolveToken } from "./token/resolve.js";
 import type { Runtime } from "./token/signature-types.js";
 import { loadTrust, type Trust } from "./token/trust.js";
@@ -179,6 +179,9 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     nowMs: number,
   ): VerifiedToken | AuthError | Promise<VerifiedToken | AuthError> {
     if (opaque?.handles(token)) {
+      // A JWT sent to introspection is held to the same header rules (requireTyp) as one verified here.
+      const refused = kindOf(token) === "jwt" ? verifier.headerRefusal(token) : undefined;
+      if (refused !== undefined) return refused;
       const outcome = opaque.verify(token, nowMs);
       return outcome instanceof Promise
         ? outcome.then((settled) => settleOpaque(token, settled, nowMs))

@@ -14,6 +14,8 @@ export interface TrustedIssuer {
   readonly allowed: ReadonlySet<string>;
   readonly keys: StaticKeys;
   readonly remote: RemoteKeySet | undefined;
+  /** Told when these keys verified a token's signature (tenant issuers: kept from then on). */
+  readonly onVerified?: () => void;
 }
 
 /** Who is trusted: issuers by their exact `iss` string, or one issuer for tokens with any `iss`. */
