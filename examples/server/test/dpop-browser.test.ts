@@ -45,7 +45,9 @@ function makeKey(page: Page): Promise<JWK> {
 function callWithDpop(page: Page, url: string, method: string, token: string, jwk: JWK): Promise<Exchange[]> {
   return page.evaluate(
     async ({ url, method, token, jwk }) => {
-      const { dpopKey } = globalThis as unknown as { dpopKey: { privateKey: Parameters<typeof crypto.subtle.sign>[1] } };
+      const { dpopKey } = globalThis as unknown as {
+        dpopKey: { privateKey: Parameters<typeof crypto.subtle.sign>[1] };
+      };
       const b64u = (bytes: ArrayBuffer | Uint8Array) =>
         btoa(String.fromCharCode(...new Uint8Array(bytes)))
           .replace(/\+/g, "-")
