@@ -148,7 +148,11 @@ export async function startServer(
       logger,
       routes: messaging === null ? [] : [messaging.routes],
       protectedResource: (origin) => protectedResourceMetadata(config, origin),
-      cors: { allowedOrigins: config.corsAllowedOrigins, credentials: config.jwt.tokenSource !== "header" },
+      cors: {
+        allowedOrigins: config.corsAllowedOrigins,
+        credentials: config.jwt.tokenSource !== "header",
+        dpop: config.jwt.dpop !== "off",
+      },
     });
     server = await listen(app.fetch, config.host, config.port, logger);
     answerClientErrors(server, logger);

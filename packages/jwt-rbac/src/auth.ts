@@ -11,8 +11,15 @@ import { type AuthState, anonymousState, authenticatedState, NO_IDS } from "./st
 import { TokenCache } from "./token/cache.js";
 import { boundAsBearerError } from "./token/dpop/errors.js";
 import { DpopGate } from "./token/dpop/index.js";
-import { type HeadersInput, isCorsPreflight } from "./token/headers.js";
+import { type HeadersInput, isCorsPreflight, readHeader } from "./token/headers.js";
 import { kindOf, type OpaqueOutcome, OpaqueTokens } from "./token/introspection/index.js";
+import {
+  hostOrigin,
+  type PublicOriginRequest,
+  parseOrigin,
+  schemeOf,
+  targetPath,
+} from "./token/public-origin.js";
 import { resolveToken } from "./token/resolve.js";
 import type { Runtime } from "./token/signature-types.js";
 import { loadTrust, type Trust } from "./token/trust.js";
@@ -35,18 +42,23 @@ export interface AuthRequest {
   /** Parsed cookies, if the framework has them; otherwise the `Cookie` header is read. */
   readonly cookies?: Readonly<Record<string, string | undefined>> | undefined;
   /**
-   * The request's own origin (`scheme://host[:port]`): the `Origin` a same-origin request carries,
-   * allowed by default for cookie-authenticated unsafe requests. Needed only then, so it may be a function
-   * called only then, as the adapters pass (Hono, Fetch: the request URL's; Express: `req.protocol` and the
-   * Host header). A value or a function, never a getter, which kept every request alive longer (see
-   * bench/notes/profiles.md, "Why the code is as it is").
+   * The request's own origin (`scheme://host[:port]`) for the cross-site check of a cookie-authenticated unsafe
+   * request: an adapter of its own may pass it; when absent (as the bundled adapters leave it), the origin is
+   * `publicOrigin`, else `scheme` and the validated `Host` header (see `publicOrigin`). A value or a function,
+   * never a getter, which kept every request alive longer (bench/notes/profiles.md, "Why the code is as it is").
    */
   readonly origin?: string | (() => string | undefined) | undefined;
   /**
-   * The request URL as received, mount prefix included (what a DPoP proof's `htu` names). Needed only
-   * for DPoP proofs, so it may be a function called only then.
+   * The request target as received, mount prefix included: the path (`/api/agents/a1?x`) or an absolute URL.
+   * Only its path is read, for a DPoP proof's `htu`; its authority never is (the origin is `publicOrigin`, else
+   * `scheme` and the validated `Host` header). Needed only for DPoP proofs, so it may be a function called only then.
    */
   readonly url?: string | (() => string | undefined) | undefined;
+  /**
+   * The scheme the request arrived on (`"http"` or `"https"`), as the server knows it (the connection, or a proxy
+   * header the application trusts); default: the scheme of `url` when it is absolute. Not read with `publicOrigin`.
+   */
+  readonly scheme?: string | (() => string | undefined) | undefined;
 }
 
 /** What `authenticate` resolves to: the request's state, or the `AuthError` to answer with. */
@@ -111,6 +123,11 @@ function excludedPaths(
     (walk && table.match(method, segments) !== undefined);
 }
 
+/** A request field that is a value or a function answering it. */
+function fieldValue(field: string | (() => string | undefined) | undefined): string | undefined {
+  return typeof field === "function" ? field() : field;
+}
+
 /** `createJwtAuth` on a given runtime build (the public entry points bind their own). */
 export function createJwtAuthOn<C extends object = JWTPayload>(
   runtime: Runtime,
@@ -128,6 +145,52 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
   const dpop = config.dpop === undefined ? undefined : new DpopGate(config.dpop, runtime, logger);
   const opaque = config.opaque === undefined ? undefined : new OpaqueTokens(config.opaque, logger);
   const readPath = pathReader();
+  const { publicOrigin } = config;
+  let warnedPublicOrigin = false;
+
+  /** `publicOrigin` as a function: its answer for this request, when it is an origin. */
+  function askPublicOrigin(
+    answer: (request: PublicOriginRequest) => string | undefined,
+    request: AuthRequest,
+  ): string | undefined {
+    let origin: string | undefined;
+    try {
+      origin = parseOrigin(
+        answer({ method: request.method, header: (name) => readHeader(request.headers, name.toLowerCase()) }),
+      );
+    } catch {
+      origin = undefined;
+    }
+    if (origin === undefined && !warnedPublicOrigin) {
+      warnedPublicOrigin = true;
+      logger.warn(
+        "jwt-rbac: publicOrigin() answered no origin (scheme://host[:port]) for a request; its DPoP proof is refused",
+      );
+    }
+    return origin;
+  }
+
+  /** The origin this request was sent to, by the one rule of token/public-origin.ts. */
+  function ownOrigin(request: AuthRequest): string | undefined {
+    if (typeof publicOrigin === "string") return publicOrigin;
+    if (publicOrigin !== undefined) return askPublicOrigin(publicOrigin, request);
+    const scheme = typeof request.scheme === "function" ? request.scheme() : request.scheme;
+    const url = scheme === undefined ? fieldValue(request.url) : undefined;
+    return hostOrigin(scheme ?? schemeOf(url), readHeader(request.headers, "host"));
+  }
+
+  /** The cross-site check's own origin: an adapter's own, unless `publicOrigin` says it. */
+  function csrfOrigin(request: AuthRequest): string | undefined {
+    if (publicOrigin === undefined && request.origin !== undefined) return fieldValue(request.origin);
+    return ownOrigin(request);
+  }
+
+  /** The URL a DPoP proof must name: the request's origin and the path it was routed on, never a query. */
+  function proofUrl(request: AuthRequest): string | undefined {
+    const path = targetPath(fieldValue(request.url));
+    const origin = path === undefined ? undefined : ownOrigin(request);
+    return origin === undefined ? undefined : origin + path;
+  }
 
   let trust: Trust | undefined;
   // A remote key set whose content changed: tokens verified with the old keys must be verified again.
@@ -232,7 +295,7 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     if (excluded(method, path)) return anonymous;
     if (dpop !== undefined) return authenticateDpop(dpop, request, method, path);
 
-    const token = resolveToken(config, method, request);
+    const token = resolveToken(config, method, request, csrfOrigin);
     if (typeof token !== "string") return refuse(method, token);
 
     const nowMs = Date.now();
@@ -256,11 +319,12 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
       ok: false,
       error: await gate.refusal(error, dpopScheme, nowMs),
     });
-    const token = dpopToken ?? resolveToken(config, method, request);
+    const token = dpopToken ?? resolveToken(config, method, request, csrfOrigin);
     if (typeof token !== "string") return fail((refuse(method, token) as { error: AuthError }).error);
     const entry = await (cache?.get(token, nowMs) ?? verifyToken(token, nowMs));
     if (entry instanceof AuthError) return fail((refuse(method, entry) as { error: AuthError }).error);
-    const refused = await gate.check(request, token, entry.jkt, dpopScheme, nowMs);
+    const proofRequest = { method: request.method, headers: request.headers, url: () => proofUrl(request) };
+    const refused = await gate.check(proofRequest, token, entry.jkt, dpopScheme, nowMs);
     if (refused !== undefined) return fail((refuse(method, refused) as { error: AuthError }).error);
     const result = decide(method, path, entry);
     if (!result.ok) return fail(result.error);

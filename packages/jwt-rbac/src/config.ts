@@ -24,6 +24,7 @@ import { type DpopConfig, resolveDpop } from "./token/dpop/index.js";
 import { isAllowedRemoteUrl } from "./token/fetch-json.js";
 import { type OpaqueConfig, resolveOpaque } from "./token/introspection/index.js";
 import { checkKeyShapes, type KeySources, normalisePem, parseJwks } from "./token/keys.js";
+import { type PublicOrigin, resolvePublicOrigin } from "./token/public-origin.js";
 import type { RemoteKeysSettings } from "./token/remote-jwks.js";
 import type { Runtime } from "./token/signature-types.js";
 import type { TenantsConfig } from "./token/tenants/index.js";
@@ -50,6 +51,8 @@ export interface ResolvedConfig extends ClaimNames {
   readonly authorization: boolean;
   readonly tokenSource: TokenSource;
   readonly allowedOrigins: ReadonlySet<string> | undefined;
+  /** A checked origin, or the function answering one per request. */
+  readonly publicOrigin: PublicOrigin | undefined;
   /** Lower-cased. */
   readonly tokenHeaderKey: string;
   readonly tokenHeaderName: string;
@@ -518,6 +521,7 @@ export function resolveConfig(options: JwtRbacOptions, runtime: Runtime): Resolv
       (options.scopeMappings !== undefined || options.policy?.scopeMappings !== undefined),
     tokenSource,
     allowedOrigins: resolveOrigins(options.allowedOrigins),
+    publicOrigin: resolvePublicOrigin(options.publicOrigin),
     tokenHeaderKey: tokenHeaderKey.toLowerCase(),
     tokenHeaderName: tokenHeaderKey,
     cookieName: options.cookieName ?? "access_token",

@@ -1,0 +1,122 @@
+/**
+ * The origin a request was sent to, as this server is known to its clients: what a DPoP proof's `htu` names
+ * (with the routed path) and what a same-origin `Origin` header carries. One rule for every adapter:
+ *
+ * - `publicOrigin` when configured (a fixed origin, or a function of the request for a trusted proxy serving
+ *   several hosts);
+ * - else the scheme the request arrived on and its `Host` header, which must be exactly one host
+ *   (`name[:port]`, `IPv4[:port]` or `[IPv6][:port]`): no path, query, fragment, userinfo, whitespace or
+ *   control characters, and never two (readers join a repeated header with ", ", which no host contains).
+ *
+ * The authority of an absolute-form request target (`GET https://other.example/x HTTP/1.1`) is never used:
+ * only its path is, which is also what the frameworks route on.
+ */
+import { configError } from "@agent-platform/common/internal";
+
+/** What a `publicOrigin` function is given: the request's method and a case-insensitive header reader. */
+export interface PublicOriginRequest {
+  readonly method: string;
+  /** The header's value; a repeated header's values joined with ", "; `undefined` when absent. */
+  header(name: string): string | undefined;
+}
+
+/**
+ * `publicOrigin`: the origin clients address this server by (`https://api.example.com`), or a function
+ * answering it per request (only for a trusted proxy that sets the header it reads): `undefined` or
+ * anything that is not an origin refuses the request's DPoP proof.
+ */
+export type PublicOrigin = string | ((request: PublicOriginRequest) => string | undefined);
+
+// A host as a Host header may carry it: a name or IPv4 of letters, digits, `.`, `-`, `_`, or a bracketed IPv6,
+// then an optional port. Deliberately narrower than RFC 3986's reg-name (no sub-delims, no percent-escapes):
+// `,` is where readers join a repeated header, and nothing a real client sends needs the others.
+const HOST = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9._-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?$/;
+
+/** `scheme://host[:port]` as browsers serialise origins, or `undefined` for anything else. */
+export function parseOrigin(value: unknown): string | undefined {
+  if (typeof value !== "string" || value.length > 300) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
+  // Nothing but the origin (a trailing "/" allowed): no userinfo, path, query or fragment.
+  return url.origin === value.replace(/\/$/, "").toLowerCase() ? url.origin : undefined;
+}
+
+/** The origin of a request from the scheme it arrived on and its `Host` header; `undefined` unless both are valid. */
+export function hostOrigin(scheme: string | undefined, host: string | undefined): string | undefined {
+  if (host === undefined || !HOST.test(host)) return undefined;
+  const bare = scheme?.endsWith(":") ? scheme.slice(0, -1) : scheme;
+  if (bare !== "http" && bare !== "https") return undefined;
+  let url: URL;
+  try {
+    url = new URL(`${bare}://${host}`);
+  } catch {
+    return undefined;
+  }
+  return url.origin === "null" ? undefined : url.origin;
+}
+
+/**
+ * The scheme of the connection a request arrived on, on @hono/node-server (whose `env.incoming` is Node's
+ * `IncomingMessage`): `https` over TLS, else `http`, whatever an absolute-form request target says. Anywhere else
+ * `undefined`: the runtime's request URL says it.
+ */
+export function connectionScheme(env: unknown): string | undefined {
+  const incoming =
+    typeof env === "object" && env !== null ? (env as { incoming?: unknown }).incoming : undefined;
+  if (typeof incoming !== "object" || incoming === null || !("socket" in incoming)) return undefined;
+  const socket = (incoming as { socket?: { encrypted?: unknown } | null }).socket;
+  return socket?.encrypted === true ? "https" : "http";
+}
+
+/** The scheme of an absolute URL (`http` or `https`), `undefined` for anything else. */
+export function schemeOf(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  if (url.startsWith("https://")) return "https";
+  if (url.startsWith("http://")) return "http";
+  return undefined;
+}
+
+/**
+ * The path of a request target without query or fragment: as is for the origin form (`/a/b?q`), the path after
+ * the authority for the absolute form (`http://host/a/b`, `/` when it has none); `undefined` for any other form.
+ */
+export function targetPath(target: string | undefined): string | undefined {
+  if (target === undefined) return undefined;
+  let start = 0;
+  if (!target.startsWith("/")) {
+    const scheme = schemeOf(target);
+    if (scheme === undefined) return undefined;
+    const authority = scheme.length + 3;
+    const slash = target.indexOf("/", authority);
+    const query = target.indexOf("?", authority);
+    const hash = target.indexOf("#", authority);
+    const ends = [slash, query, hash].filter((at) => at >= 0);
+    const end = ends.length === 0 ? target.length : Math.min(...ends);
+    if (end !== slash) return "/";
+    start = slash;
+  }
+  let end = target.length;
+  const query = target.indexOf("?", start);
+  if (query >= 0) end = query;
+  const hash = target.indexOf("#", start);
+  if (hash >= 0 && hash < end) end = hash;
+  return target.slice(start, end);
+}
+
+/** The `publicOrigin` option, checked once. */
+export function resolvePublicOrigin(value: unknown): PublicOrigin | undefined {
+  if (value === undefined || typeof value === "function") return value as PublicOrigin | undefined;
+  const origin = parseOrigin(value);
+  if (origin === undefined) {
+    throw configError(
+      "jwt-rbac",
+      `publicOrigin: ${JSON.stringify(String(value)).slice(0, 120)} is not an origin (scheme://host[:port], http or https, no path)`,
+    );
+  }
+  return origin;
+}
