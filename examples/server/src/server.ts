@@ -44,16 +44,39 @@ export interface RunningServer {
 
 type NodeServer = Server;
 
+/**
+ * How often Node looks for requests past their deadlines (its default, 30 s, would let a stalled request live
+ * up to 30 s past `REQUEST_TIMEOUT_MS`).
+ */
+const TIMEOUT_CHECK_MS = 1_000;
+
+/**
+ * Node's own deadlines for a request, from REQUEST_TIMEOUT_MS: the headers within it, the whole request within
+ * it and a second more (the webhooks' body deadline answers first, with its JSON 408; this one closes whatever
+ * else is still arriving, the bodies of other routes included). A kept-alive idle connection is closed after
+ * Node's default 5 s.
+ */
+function requestDeadlines(requestTimeoutMs: number) {
+  return {
+    headersTimeout: requestTimeoutMs,
+    requestTimeout: requestTimeoutMs + TIMEOUT_CHECK_MS,
+    connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+  };
+}
+
 function listen(
   fetch: (request: Request) => Response | Promise<Response>,
-  host: string,
-  port: number,
+  config: ServerConfig,
   logger: Logger,
 ) {
+  const { host, port } = config;
   return new Promise<NodeServer>((resolve, reject) => {
     const listener = getRequestListener(fetch, { hostname: host, errorHandler: requestErrorResponse });
     // Host is checked by guardRequests, which answers with the JSON body rather than Node's empty 400.
-    const server = createServer({ requireHostHeader: false }, guardRequests(listener, logger));
+    const server = createServer(
+      { requireHostHeader: false, ...requestDeadlines(config.requestTimeoutMs) },
+      guardRequests(listener, logger),
+    );
     server.listen(port, host, () => resolve(server));
     server.once("error", (error: NodeJS.ErrnoException) => {
       reject(
@@ -134,6 +157,7 @@ export async function startServer(
       logger: logger.child({ component: "messaging" }),
       environment: config.env,
       sharedDatabase: !platformDatabase.embedded,
+      bodyTimeoutMs: config.requestTimeoutMs,
     });
     // Replicas share a PostgreSQL inbox database, so DPoP proofs are remembered there; the embedded one is this process's.
     const sharedSql = platformDatabase.embedded ? undefined : platformDatabase.sql;
@@ -150,7 +174,7 @@ export async function startServer(
       protectedResource: (origin) => protectedResourceMetadata(config, origin),
       cors: { allowedOrigins: config.corsAllowedOrigins, credentials: config.jwt.tokenSource !== "header" },
     });
-    server = await listen(app.fetch, config.host, config.port, logger);
+    server = await listen(app.fetch, config, logger);
     answerClientErrors(server, logger);
     url = `http://${urlHost(config.host)}:${(server.address() as AddressInfo).port}`;
   } catch (error) {
