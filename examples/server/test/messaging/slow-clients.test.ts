@@ -115,8 +115,11 @@ describe.skipIf(process.platform !== "linux")("clients that dribble or stall (se
       expect(refused + reset + late).toBe(ATTACKERS);
       expect(refused).toBeGreaterThan(reset);
       expect(Math.max(...closedAfter)).toBeLessThan(REQUEST_TIMEOUT_MS + CLOSE_SLACK_MS);
-      // Unbounded, the bodies alone would be 120 MiB.
-      expect(peak - baseline).toBeLessThan(64 * MIB);
+      // Unbounded, the bodies alone would be 120 MiB (measured +129 MiB). Embedded PGlite's WebAssembly memory
+      // (about half a GiB, partly released meanwhile) hides it: checked on PostgreSQL only.
+      if (TEST_DATABASE_URL === undefined)
+        console.warn("TEST_DATABASE_URL is not set: the memory bound is not checked");
+      else expect(peak - baseline).toBeLessThan(64 * MIB);
     } finally {
       clearInterval(sampler);
     }
