@@ -38,7 +38,10 @@ export interface RunningServer {
   readonly devToken: DevToken | undefined;
   /** The pool of a registered database (default: the inbox database), for tests that inspect rows. */
   sql(databaseId?: string): Sql;
-  /** Stops accepting, lets in-flight requests finish (bounded), stops messaging, closes the pools. */
+  /**
+   * Stops accepting, lets in-flight requests and the messaging worker's calls finish within SHUTDOWN_TIMEOUT_MS
+   * (then cuts the connections and aborts the calls), closes the pools.
+   */
   stop(): Promise<void>;
 }
 
@@ -201,9 +204,14 @@ export async function startServer(
   const stop = () => {
     stopping ??= (async () => {
       logger.info({ timeout_ms: config.shutdownTimeoutMs }, "Shutting down: no new connections");
-      const outcome = await drain(server, config.shutdownTimeoutMs);
+      // One deadline for both: requests in flight and the messaging worker's agent and channel calls. The calls
+      // still open then are aborted; their messages stay leased and are answered after a restart.
+      const deadline = AbortSignal.timeout(config.shutdownTimeoutMs);
+      const [outcome] = await Promise.all([
+        drain(server, config.shutdownTimeoutMs),
+        messaging?.stop({ signal: deadline }),
+      ]);
       if (outcome === "timed out") logger.warn("In-flight requests did not finish in time; connections cut");
-      await messaging?.stop();
       await closeDatabases();
       logger.info("Stopped");
     })();

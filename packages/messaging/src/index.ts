@@ -10,6 +10,7 @@ export type { AgentHandler, AgentMessage } from "./agents/agent.js";
 export { echoAgent } from "./agents/echo.js";
 export { createHttpAgent } from "./agents/http.js";
 export type {
+  CallOptions,
   Channel,
   HandshakeResult,
   HeaderReader,

@@ -119,8 +119,12 @@ export interface Messaging {
   inbox(channel: string, query?: { status?: InboxStatus | undefined; limit?: number }): Promise<InboxEntry[]>;
   /** Starts the workers; call once the webhook is served. */
   start(): void;
-  /** Stops claiming and waits for the messages in flight. */
-  stop(): Promise<void>;
+  /**
+   * Stops claiming and waits for the messages in flight. When `options.signal` aborts first (a shutdown
+   * deadline), the agent and channel calls in flight are aborted and, a second later at most, stop resolves:
+   * their messages stay leased and are answered once the lease expires (after a restart, say), each once.
+   */
+  stop(options?: { signal?: AbortSignal | undefined }): Promise<void>;
 }
 
 /**
@@ -377,9 +381,9 @@ export async function createMessaging(options: MessagingOptions): Promise<Messag
       for (const each of workers.values()) each.start();
       void wakeup?.start();
     },
-    async stop() {
+    async stop(stopOptions = {}) {
       await wakeup?.close();
-      await Promise.all([...workers.values()].map((each) => each.stop()));
+      await Promise.all([...workers.values()].map((each) => each.stop(stopOptions.signal)));
     },
   };
 }
