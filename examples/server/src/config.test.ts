@@ -25,6 +25,7 @@ describe("loadConfig", () => {
       databases: [],
       platformId: "agent-platform",
       shutdownTimeoutMs: 10_000,
+      requestTimeoutMs: 10_000,
       migrateRetry: { attempts: 4, maxMs: 10_000 },
       jwt: {
         verificationKey: undefined,

@@ -56,6 +56,8 @@ export interface ServerConfig {
   readonly platformId: string;
   readonly jwt: JwtConfig;
   readonly shutdownTimeoutMs: number;
+  /** `REQUEST_TIMEOUT_MS`: a request's headers, and a webhook's whole body, must arrive within this. */
+  readonly requestTimeoutMs: number;
   /** The migrator's retries of lock timeouts and failed concurrent index builds (its `retry` option). */
   readonly migrateRetry: { readonly attempts: number; readonly maxMs: number };
   readonly messaging: z.output<typeof messagingConfigSchema>;
@@ -187,6 +189,7 @@ const serverEnvSchema = z.object({
   PLATFORM_SERVICE_TOKENS: envServiceTokens,
   PUBLIC_URL: envUrl().transform((value) => value?.replace(/\/+$/, "")),
   SHUTDOWN_TIMEOUT_MS: envInteger(10_000, { min: 0, max: 600_000 }),
+  REQUEST_TIMEOUT_MS: envInteger(10_000, { min: 1_000, max: 300_000 }),
   CORS_ALLOWED_ORIGINS: corsOrigins,
   MIGRATE_RETRY_ATTEMPTS: envInteger(DEFAULT_RETRY.attempts, { min: 1, max: MAX_RETRY_ATTEMPTS }),
   MIGRATE_RETRY_MAX_MS: envInteger(DEFAULT_RETRY.maxMs, { min: 0, max: MAX_RETRY_WAIT_MS }),
@@ -265,6 +268,7 @@ export function loadConfig(env: Env = process.env): ServerConfig {
       dpopNonceSecret: vars.JWT_DPOP_NONCE_SECRET,
     },
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
+    requestTimeoutMs: vars.REQUEST_TIMEOUT_MS,
     migrateRetry: { attempts: vars.MIGRATE_RETRY_ATTEMPTS, maxMs: vars.MIGRATE_RETRY_MAX_MS },
     messaging: messaging.data,
     corsAllowedOrigins: vars.CORS_ALLOWED_ORIGINS,
