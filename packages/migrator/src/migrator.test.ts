@@ -32,6 +32,14 @@ describe.each(backends())("migrate() on $kind", ({ current }) => {
       to: "1.10.0",
       direction: "up",
       applied: ["1.0.0", "1.1.0", "1.2.0", "1.9.0", "1.10.0"],
+      // One transaction, committed at its first attempt.
+      segments: [
+        {
+          versions: ["1.0.0", "1.1.0", "1.2.0", "1.9.0", "1.10.0"],
+          transactional: true,
+          attempts: [{ outcome: "committed", durationMs: expect.any(Number), relation: null }],
+        },
+      ],
     });
     expect(await tablesIn(sql, schema)).toEqual([
       "schema_migrations",
@@ -83,6 +91,9 @@ describe.each(backends())("migrate() on $kind", ({ current }) => {
       to: "1.1.0",
       direction: "down",
       applied: ["1.10.0", "1.9.0", "1.2.0"],
+      segments: [
+        { versions: ["1.10.0", "1.9.0", "1.2.0"], transactional: true, attempts: [expect.anything()] },
+      ],
     });
     expect(await tablesIn(sql, schema)).toEqual(["schema_migrations", "t_sessions", "t_users"]);
     expect(await historyVersions(sql, schema)).toEqual(["1.0.0", "1.1.0"]);
@@ -91,7 +102,7 @@ describe.each(backends())("migrate() on $kind", ({ current }) => {
     expect(status.pending.map((m) => m.version)).toEqual(["1.2.0", "1.9.0", "1.10.0"]);
 
     const up = await migrator.migrate({ to: "1.9.0" });
-    expect(up).toEqual({ from: "1.1.0", to: "1.9.0", direction: "up", applied: ["1.2.0", "1.9.0"] });
+    expect(up).toMatchObject({ from: "1.1.0", to: "1.9.0", direction: "up", applied: ["1.2.0", "1.9.0"] });
     expect(await historyVersions(sql, schema)).toEqual(["1.0.0", "1.1.0", "1.2.0", "1.9.0"]);
     expect(await tablesIn(sql, schema)).not.toContain("t_summaries");
   });
@@ -107,6 +118,7 @@ describe.each(backends())("migrate() on $kind", ({ current }) => {
       to: "1.2.0",
       direction: "none",
       applied: [],
+      segments: [],
     });
     expect(await historyVersions(sql, schema)).toEqual(["1.0.0", "1.1.0", "1.2.0"]);
   });
@@ -166,6 +178,9 @@ describe.each(backends())("base and steps on $kind", ({ current }) => {
       to: null,
       direction: "down",
       applied: ["1.2.0", "1.1.0", "1.0.0"],
+      segments: [
+        { versions: ["1.2.0", "1.1.0", "1.0.0"], transactional: true, attempts: [expect.anything()] },
+      ],
     });
     expect(await tablesIn(sql, schema)).toEqual(["schema_migrations"]);
     expect(await historyVersions(sql, schema)).toEqual([]);

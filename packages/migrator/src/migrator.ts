@@ -1,5 +1,6 @@
 import { configError, loggerOption } from "@agent-platform/common/internal";
 import { isConnectionLost } from "./connection-lost.js";
+import { MigrationAbortedError } from "./errors.js";
 import { type HistoryTable, readHistory } from "./history.js";
 import { validateIdentifier } from "./identifier.js";
 import { invalidIndexes } from "./indexes.js";
@@ -8,6 +9,7 @@ import { type CheckedMigration, checkMigrations } from "./migration-list.js";
 import { planMigration, resolveTarget } from "./plan.js";
 import { retryOption } from "./retry.js";
 import { runPlan } from "./runner.js";
+import { segmentsOf } from "./segment.js";
 import type {
   MigrateOptions,
   MigrateResult,
@@ -102,12 +104,24 @@ export function createMigrator(options: MigratorOptions): Migrator {
       const plan = planMigration(checked, (await readHistory(sql, where)) ?? [], target);
       return report(plan, true);
     }
+    const { signal } = migrateOptions;
+    const stopped = () => new MigrationAbortedError();
+    if (signal?.aborted) throw stopped();
     const deadline = Date.now() + lockTimeoutMs;
-    const connection = await reserveConnection(sql, deadline, lockTimeoutMs);
+    const connection = await reserveConnection(sql, deadline, lockTimeoutMs, signal).catch((error) => {
+      throw signal?.aborted ? stopped() : error;
+    });
     try {
-      const { waitedMs, pid } = await acquireLock(connection, where, deadline, lockTimeoutMs, () =>
-        log({ level: "info", event: "lock_waiting", ...where }),
-      );
+      const { waitedMs, pid } = await acquireLock(
+        connection,
+        where,
+        deadline,
+        lockTimeoutMs,
+        () => log({ level: "info", event: "lock_waiting", ...where }),
+        signal,
+      ).catch((error) => {
+        throw signal?.aborted ? stopped() : error;
+      });
       log({ level: "info", event: "lock_acquired", ...where, waitedMs });
       let connectionLost = false;
       try {
@@ -116,12 +130,12 @@ export function createMigrator(options: MigratorOptions): Migrator {
         const plan = planMigration(checked, applied ?? [], target);
         const result = report(plan, false);
         if (plan.direction !== "none") {
-          await runPlan({
+          const segments = await runPlan({
             connection,
             where,
-            checked,
-            applied,
+            historyExists: applied !== null,
             plan,
+            signal,
             log,
             ddlLockTimeoutMs,
             statementTimeoutMs,
@@ -133,6 +147,7 @@ export function createMigrator(options: MigratorOptions): Migrator {
               connectionLost = true;
             },
           });
+          return { ...result, segments };
         }
         return result;
       } catch (error) {
@@ -163,7 +178,17 @@ export function createMigrator(options: MigratorOptions): Migrator {
       versions,
       dryRun,
     });
-    return { from: plan.from, to: plan.to, direction: plan.direction, applied: versions };
+    return {
+      from: plan.from,
+      to: plan.to,
+      direction: plan.direction,
+      applied: versions,
+      segments: segmentsOf(plan.steps).map((segment) => ({
+        versions: [...segment.versions],
+        transactional: segment.transactional,
+        attempts: [],
+      })),
+    };
   }
 
   return { status, migrate };

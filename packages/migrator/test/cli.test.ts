@@ -149,6 +149,7 @@ describe.skipIf(!TEST_DATABASE_URL)("platform-migrate end to end on real Postgre
       to: "1.2.0",
       direction: "up",
       applied: ["1.2.0"],
+      segments: [{ versions: ["1.2.0"], transactional: true, attempts: [] }],
       dryRun: true,
     });
     expect(await tablesIn(sql, schema)).not.toContain("messages");
