@@ -74,3 +74,31 @@ export async function releaseLock(connection: postgres.ISql, where: HistoryTable
   const key = `${where.schema}.${where.table}`;
   await connection`select pg_advisory_unlock(hashtext(${NAMESPACE}), hashtext(${key}))`;
 }
+
+/** The session holding the migration lock of `where`: a run in progress. */
+export interface LockHolder {
+  /** Backend pid of the session holding it. */
+  readonly pid: number;
+  /**
+   * When that session's current transaction started or, between two (a retry's wait), when its last
+   * statement ended: the run has held the lock at least since then. `null` when the server does not say.
+   */
+  readonly since: Date | null;
+}
+
+/** Who holds the migration lock of `where` now, from pg_locks: `null` when no run holds it. */
+export async function lockHolder(
+  sql: postgres.ISql | AnySql,
+  where: HistoryTable,
+): Promise<LockHolder | null> {
+  const key = `${where.schema}.${where.table}`;
+  // The two-key form of pg_advisory_lock shows in pg_locks as classid/objid with objsubid 2, as unsigned oids.
+  const [row] = await (sql as postgres.ISql)<{ pid: number; since: Date | null }[]>`
+    select l.pid, coalesce(a.xact_start, a.state_change) as since
+    from pg_catalog.pg_locks l left join pg_catalog.pg_stat_activity a on a.pid = l.pid
+    where l.locktype = 'advisory' and l.granted and l.objsubid = 2
+      and l.classid = (hashtext(${NAMESPACE})::bigint & 4294967295)::oid
+      and l.objid = (hashtext(${key})::bigint & 4294967295)::oid
+    limit 1`;
+  return row ? { pid: row.pid, since: row.since } : null;
+}
