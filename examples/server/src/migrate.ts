@@ -79,6 +79,9 @@ export function migrationErrorToApi(
       return new ApiError(400, messageOf(error));
     case "DDL_LOCK_TIMEOUT":
       return new ApiError(503, messageOf(error), DDL_LOCK_RETRY_AFTER_SECONDS);
+    case "MIGRATION_ABORTED":
+      // The server is shutting down: nothing of the stopped transaction stays, the request can be repeated.
+      return new ApiError(503, messageOf(error), DDL_LOCK_RETRY_AFTER_SECONDS);
     default:
       return new ApiError(500, `Failed to migrate database: ${messageOf(error)}`);
   }

@@ -112,7 +112,9 @@ export async function startServer(
   }
 
   const migrations = options.migrations ?? platformMigrations();
-  const databases = await openDatabases(config, migrations, logger);
+  // Aborted at the shutdown deadline: a migration still running then is cancelled and rolled back.
+  const stopMigrations = new AbortController();
+  const databases = await openDatabases(config, migrations, logger, stopMigrations.signal);
   const closeDatabases = () => Promise.allSettled(databases.map((database) => database.close()));
 
   // The inbox database (inbox and the like): `default`, or the first one DATABASES names.
@@ -177,8 +179,16 @@ export async function startServer(
   const stop = () => {
     stopping ??= (async () => {
       logger.info({ timeout_ms: config.shutdownTimeoutMs }, "Shutting down: no new connections");
+      const deadline = setTimeout(
+        () => stopMigrations.abort(new Error("the server is shutting down")),
+        config.shutdownTimeoutMs,
+      );
       const outcome = await drain(server, config.shutdownTimeoutMs);
-      if (outcome === "timed out") logger.warn("In-flight requests did not finish in time; connections cut");
+      clearTimeout(deadline);
+      if (outcome === "timed out") {
+        logger.warn("In-flight requests did not finish in time; connections cut");
+        stopMigrations.abort(new Error("the server is shutting down"));
+      }
       await messaging?.stop();
       await closeDatabases();
       logger.info("Stopped");
