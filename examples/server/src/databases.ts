@@ -81,7 +81,7 @@ export async function openDatabases(
 
   if (config.databases.length === 0) {
     // Loaded only here, so a server on real PostgreSQL never loads PGlite's WebAssembly.
-    const { DataDirLockedError, startEmbeddedPostgres } = await import("@agent-platform/migrator/embedded");
+    const { DataDirLockedError, startEmbeddedPostgres } = await import("@agent-platform/embedded-postgres");
     const dataDir = join(config.dataDir, EMBEDDED_DATABASE_ID);
     const embedded = await startEmbeddedPostgres({ dataDir }).catch((error: unknown) => {
       if (!(error instanceof DataDirLockedError)) throw error;
