@@ -20,7 +20,7 @@ import { answerClientErrors } from "./http/client-error.js";
 import { createLogger } from "./http/logging.js";
 import { guardRequests, requestErrorResponse } from "./http/request-guard.js";
 import { type ServerMessaging, wireMessaging } from "./messaging/index.js";
-import { canonicalVersion } from "./migrate.js";
+import { canonicalVersion, pendingLine } from "./migrate.js";
 import { platformMigrations } from "./migrations/index.js";
 
 export interface StartServerOptions {
@@ -172,6 +172,7 @@ export async function startServer(
     `Listening on ${url}`,
   );
   messaging?.start();
+  logPendingMigrations(databases, logger);
 
   const devToken = devKey === undefined ? undefined : await signDevToken(devKey, devTokenAudience(config));
 
@@ -196,4 +197,27 @@ export async function startServer(
     return stopping;
   };
   return { url, port, devToken, sql, stop };
+}
+
+/**
+ * One line per database whose schema is behind the code. Not awaited: a database that is slow or down
+ * delays nothing (its status is read when it answers, and /health reports it); a pending migration is not an
+ * outage, so /health stays 200.
+ */
+function logPendingMigrations(databases: readonly RegisteredDatabase[], logger: Logger): void {
+  for (const database of databases) {
+    database.migrator.status().then(
+      (status) => {
+        const line = pendingLine(database.id, status);
+        if (line !== undefined) {
+          logger.warn(
+            { db_id: database.id, current: status.current, pending: status.pending.map((m) => m.version) },
+            line,
+          );
+        }
+      },
+      (error: unknown) =>
+        logger.debug({ db_id: database.id, err: error }, "Could not read the migration status at startup"),
+    );
+  }
 }

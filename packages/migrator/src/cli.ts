@@ -261,6 +261,11 @@ function formatStatus(status: MigrationStatus): string {
   }
   lines.push(status.pending.length ? "pending:" : "pending: (none)");
   for (const m of status.pending) lines.push(`  ${m.version.replace(/^v/, "")}  ${m.name}`);
+  lines.push(
+    status.lock === null
+      ? "lock:    free (no migration running)"
+      : `lock:    held by a migration run (backend pid ${status.lock.pid}${status.lock.since ? `, since ${status.lock.since.toISOString()}` : ""})`,
+  );
   if (status.invalidIndexes.length) {
     lines.push(
       "invalid indexes (left by a failed CREATE INDEX CONCURRENTLY; DROP INDEX CONCURRENTLY, then re-run):",
@@ -277,6 +282,9 @@ function statusJson(status: MigrationStatus, withSql: boolean) {
     latest: status.latest,
     applied: status.applied.map((m) => ({ ...m, state: "applied" })),
     invalidIndexes: status.invalidIndexes,
+    // A run in progress (here or in another process): its session, and since when it holds the lock.
+    lock:
+      status.lock === null ? null : { pid: status.lock.pid, since: status.lock.since?.toISOString() ?? null },
     pending: status.pending.map((m) => ({
       version: m.version.replace(/^v/, ""),
       name: m.name,

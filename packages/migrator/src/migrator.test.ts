@@ -151,8 +151,49 @@ describe.each(backends())("migrate() on $kind", ({ current }) => {
       applied: [],
       pending: [migrations[0], migrations[1], migrations[2], migrations[4], migrations[3]],
       invalidIndexes: [],
+      lock: null,
     });
     expect(await tablesIn(sql, schema)).toEqual([]);
+  });
+
+  it("says in status whether a run holds the migration lock now, its session and since when", async () => {
+    const { sql, kind } = current();
+    const schema = freshSchema();
+    let entered: () => void = () => {};
+    let open: () => void = () => {};
+    const inside = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const held: Migration = {
+      version: "1.0.0",
+      name: "held",
+      up: async ({ sql: run }) => {
+        await run`create table t_held (id int)`;
+        entered();
+        await gate;
+      },
+    };
+    const before = new Date(Date.now() - 1_000);
+    const run = createMigrator({
+      sql,
+      migrations: [held, tableMigration("1.1.0", "after")],
+      schema,
+    }).migrate();
+    await inside;
+    // PGlite has one session and the file's pool one connection: the status waits behind the run there.
+    const status =
+      kind === "postgres" ? await createMigrator({ sql, migrations: [held], schema }).status() : null;
+    open();
+    await run;
+    if (status) {
+      expect(status.lock).toEqual({ pid: expect.any(Number), since: expect.any(Date) });
+      expect(status.lock?.since?.getTime()).toBeGreaterThanOrEqual(before.getTime());
+      expect(status.pending.map((m) => m.version)).toEqual(["1.0.0"]);
+    }
+    expect((await createMigrator({ sql, migrations: [held], schema }).status()).lock).toBeNull();
   });
 
   it("keeps the history in the configured table", async () => {

@@ -4,7 +4,7 @@ import { MigrationAbortedError } from "./errors.js";
 import { type HistoryTable, readHistory } from "./history.js";
 import { validateIdentifier } from "./identifier.js";
 import { invalidIndexes } from "./indexes.js";
-import { acquireLock, releaseLock, reserveConnection } from "./lock.js";
+import { acquireLock, lockHolder, releaseLock, reserveConnection } from "./lock.js";
 import { type CheckedMigration, checkMigrations } from "./migration-list.js";
 import { planMigration, resolveTarget } from "./plan.js";
 import { retryOption } from "./retry.js";
@@ -80,9 +80,10 @@ export function createMigrator(options: MigratorOptions): Migrator {
   };
 
   async function status(): Promise<MigrationStatus> {
-    const [history, invalid] = await Promise.all([
+    const [history, invalid, lock] = await Promise.all([
       readHistory(sql, where),
       invalidIndexes(sql, where.schema),
+      lockHolder(sql, where),
     ]);
     const applied = history ?? [];
     applied.sort((a, b) => compareVersionText(a.version, b.version));
@@ -94,6 +95,7 @@ export function createMigrator(options: MigratorOptions): Migrator {
       applied,
       pending: checked.filter((e) => !appliedVersions.has(e.version.text)).map((e) => e.migration),
       invalidIndexes: invalid,
+      lock,
     };
   }
 

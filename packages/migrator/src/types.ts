@@ -174,6 +174,12 @@ export interface MigrationStatus {
    * CONCURRENTLY` (or still being built by one).
    */
   readonly invalidIndexes: string[];
+  /**
+   * The session holding the migration lock of this history table now, i.e. a run in progress (this
+   * process's or another's), or `null`. `since`: when that session's current transaction started or, between
+   * two (a retry's wait), when its last statement ended; the run has held the lock at least since then.
+   */
+  readonly lock: { readonly pid: number; readonly since: Date | null } | null;
 }
 
 /** Where `Migrator.migrate()` goes: a target version or a number of steps, or only the plan. */
