@@ -148,7 +148,7 @@ export class DdlLockTimeoutError extends MigrationStepError {
  */
 export class MigrationAbortedError extends MigratorError {
   readonly code = "MIGRATION_ABORTED";
-  /** The migration that was running or about to run; `null` when the run had not taken the lock yet. */
+  /** The migration that was running or about to run; `null` when the run was stopped before any. */
   readonly version: string | null;
   readonly committed: readonly string[];
   readonly invalidIndexes: readonly string[];
@@ -156,7 +156,7 @@ export class MigrationAbortedError extends MigratorError {
   constructor(details: Partial<StepFailure> = {}) {
     const during =
       details.version === undefined
-        ? "before it took the migration lock: nothing was changed"
+        ? "before any migration ran: nothing was changed"
         : `at migration ${details.version} (${details.name}): its statement was cancelled and its transaction rolled back`;
     super(
       `The migration run was stopped ${during}; run it again to continue${invalidIndexNote(details.invalidIndexes ?? [])}`,

@@ -1,4 +1,5 @@
 import { configError, loggerOption } from "@agent-platform/common/internal";
+import { cancelOnAbort } from "./cancel.js";
 import { isConnectionLost } from "./connection-lost.js";
 import { MigrationAbortedError } from "./errors.js";
 import { type HistoryTable, readHistory } from "./history.js";
@@ -127,8 +128,12 @@ export function createMigrator(options: MigratorOptions): Migrator {
       log({ level: "info", event: "lock_acquired", ...where, waitedMs });
       let connectionLost = false;
       try {
-        // Read under the lock: whatever a previous holder applied is seen here.
-        const applied = await readHistory(connection, where);
+        // Read under the lock: whatever a previous holder applied is seen here. Another session's lock on
+        // the history table makes this wait (no lock_timeout outside the run's transactions): a stop
+        // cancels the wait like a migration's statement.
+        const reading = cancelOnAbort(sql, pid, signal);
+        const applied = await readHistory(connection, where).finally(() => reading.stop());
+        if (signal?.aborted) throw stopped();
         const plan = planMigration(checked, applied ?? [], target);
         const result = report(plan, false);
         if (plan.direction !== "none") {
@@ -156,7 +161,7 @@ export function createMigrator(options: MigratorOptions): Migrator {
         // A query of the run's own (reading the history) failed because its connection is gone; a lost
         // connection inside the run is reported by runPlan, which can tell its own from the migration's.
         if (isConnectionLost(error)) connectionLost = true;
-        throw error;
+        throw signal?.aborted && !(error instanceof MigrationAbortedError) ? stopped() : error;
       } finally {
         if (!connectionLost) {
           await releaseLock(connection, where).catch((error: unknown) =>

@@ -231,6 +231,36 @@ describe.skipIf(!TEST_DATABASE_URL)(
       await expectHistoryMatchesSchema(sql, schema);
     });
 
+    it("SIGTERM while the run waits to read a history table another session has locked", async () => {
+      const { sql, url } = current();
+      const schema = freshSchema();
+      const name = `segment-child-${schema}`;
+      await createMigrator({ sql, schema, migrations: [base] }).migrate();
+      const holder = await sql.reserve();
+      await holder`begin`;
+      await holder.unsafe(`lock table ${schema}.schema_migrations in access exclusive mode`);
+      try {
+        const run = startChild(url, schema, { retry: false });
+        await waitUntil(
+          "the child waits to read the history",
+          async () => (await sessions(sql, name)).waiting === 1,
+        );
+        const signalled = performance.now();
+        run.proc.kill("SIGTERM");
+        const done = await run.next("done");
+        await run.exited;
+        expect(performance.now() - signalled).toBeLessThan(2_000);
+        expect(done.error).toMatchObject({ code: "MIGRATION_ABORTED" });
+        expect((done.error as { message: string }).message).toContain("before any migration ran");
+        expect(await sessions(sql, name)).toMatchObject({ waiting: 0 });
+        expect(await lockHolder(sql, { schema, table: "schema_migrations" })).toBeNull();
+      } finally {
+        await holder`rollback`;
+        holder.release();
+      }
+      expect(await historyVersions(sql, schema)).toEqual(["1.0.0"]);
+    });
+
     it("SIGTERM during a retry's wait ends the wait at once and releases the lock", async () => {
       const { sql, url } = current();
       const schema = freshSchema();
