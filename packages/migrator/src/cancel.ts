@@ -10,8 +10,13 @@ const CANCEL_EVERY_MS = 100;
  * every 100 ms, since a migration with several statements starts the next one. A cancel that reaches an
  * idle backend is ignored by PostgreSQL, so the run's own rollback and unlock, sent after `stop()`, are
  * never cut short. Never throws: a cancel that cannot be sent leaves the statement to finish.
+ *
+ * A pool with its own `socket` factory (PGlite in this process, `@agent-platform/embedded-postgres`) gets
+ * no cancels: its statements run in this process, which a second client of the single PGlite session could
+ * only disturb, and they end with it.
  */
 export function cancelOnAbort(pool: AnySql, pid: number, signal: AbortSignal | undefined) {
+  if ((pool.options as { socket?: unknown }).socket !== undefined) signal = undefined;
   let stopped = false;
   let side: postgres.Sql | null = null;
   let timer: NodeJS.Timeout | undefined;
