@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { createMigrator, type Migration, type Migrator } from "@agent-platform/migrator";
+import { createMigrator, type MigrateOptions, type Migration, type Migrator } from "@agent-platform/migrator";
 import type { Logger } from "pino";
 import postgres, { type Sql } from "postgres";
 import { StartupError } from "./auth.js";
@@ -30,30 +30,58 @@ function connect(url: string): Sql {
 }
 
 /**
+ * A migrator whose runs all stop when `stopping` is aborted (the running statement cancelled, its
+ * transaction rolled back, the lock released), and which can wait for the runs in progress.
+ */
+function stoppableMigrator(migrator: Migrator, stopping: AbortSignal) {
+  const runs = new Set<Promise<unknown>>();
+  return {
+    migrator: {
+      status: () => migrator.status(),
+      migrate: (options: MigrateOptions = {}) => {
+        const run = migrator.migrate({ ...options, signal: stopping });
+        runs.add(run);
+        const forget = () => runs.delete(run);
+        run.then(forget, forget);
+        return run;
+      },
+    } satisfies Migrator,
+    settled: () => Promise.allSettled([...runs]),
+  };
+}
+
+/**
  * Opens every configured database, or one embedded PostgreSQL (PGlite) with id `default` when none is
  * configured. Connections are lazy: a database that is down does not stop the server; /health names it.
+ * Aborting `stopping` stops the migrations in progress; `close()` waits for them before closing the pool.
  */
 export async function openDatabases(
   config: ServerConfig,
   migrations: readonly Migration[],
   logger: Logger,
+  stopping: AbortSignal,
 ): Promise<RegisteredDatabase[]> {
-  const register = (id: string, sql: Sql, embedded: boolean, close: () => Promise<void>) => ({
-    id,
-    sql,
-    embedded,
-    close,
-    migrator: createMigrator({
+  const register = (id: string, sql: Sql, embedded: boolean, close: () => Promise<void>) => {
+    const { migrator, settled } = stoppableMigrator(
+      createMigrator({ sql, migrations, retry: config.migrateRetry, logger: logger.child({ db_id: id }) }),
+      stopping,
+    );
+    return {
+      id,
       sql,
-      migrations,
-      retry: config.migrateRetry,
-      logger: logger.child({ db_id: id }),
-    }),
-  });
+      embedded,
+      migrator,
+      close: async () => {
+        // A migration stopped by `stopping` releases its lock on this pool: wait for it before ending the pool.
+        await settled();
+        await close();
+      },
+    };
+  };
 
   if (config.databases.length === 0) {
     // Loaded only here, so a server on real PostgreSQL never loads PGlite's WebAssembly.
-    const { DataDirLockedError, startEmbeddedPostgres } = await import("@agent-platform/migrator/embedded");
+    const { DataDirLockedError, startEmbeddedPostgres } = await import("@agent-platform/embedded-postgres");
     const dataDir = join(config.dataDir, EMBEDDED_DATABASE_ID);
     const embedded = await startEmbeddedPostgres({ dataDir }).catch((error: unknown) => {
       if (!(error instanceof DataDirLockedError)) throw error;

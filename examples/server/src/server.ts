@@ -20,7 +20,7 @@ import { answerClientErrors } from "./http/client-error.js";
 import { createLogger } from "./http/logging.js";
 import { guardRequests, requestErrorResponse } from "./http/request-guard.js";
 import { type ServerMessaging, wireMessaging } from "./messaging/index.js";
-import { canonicalVersion } from "./migrate.js";
+import { canonicalVersion, pendingLine } from "./migrate.js";
 import { platformMigrations } from "./migrations/index.js";
 
 export interface StartServerOptions {
@@ -138,7 +138,9 @@ export async function startServer(
   }
 
   const migrations = options.migrations ?? platformMigrations();
-  const databases = await openDatabases(config, migrations, logger);
+  // Aborted at the shutdown deadline: a migration still running then is cancelled and rolled back.
+  const stopMigrations = new AbortController();
+  const databases = await openDatabases(config, migrations, logger, stopMigrations.signal);
   const closeDatabases = () => Promise.allSettled(databases.map((database) => database.close()));
 
   // The inbox database (inbox and the like): `default`, or the first one DATABASES names.
@@ -201,6 +203,7 @@ export async function startServer(
     `Listening on ${url}`,
   );
   messaging?.start();
+  logPendingMigrations(databases, logger);
 
   const devToken = devKey === undefined ? undefined : await signDevToken(devKey, devTokenAudience(config));
 
@@ -208,18 +211,48 @@ export async function startServer(
   const stop = () => {
     stopping ??= (async () => {
       logger.info({ timeout_ms: config.shutdownTimeoutMs }, "Shutting down: no new connections");
-      // One deadline for both: requests in flight and the messaging worker's agent and channel calls. The calls
-      // still open then are aborted; their messages stay leased and are answered after a restart.
+      // One deadline for all: requests in flight, the messaging worker's agent and channel calls, and a migration in
+      // progress. What is still open then is aborted: messages stay leased and are answered after a restart; a
+      // migration is cancelled and rolled back, and its lock released.
       const deadline = AbortSignal.timeout(config.shutdownTimeoutMs);
+      const abortMigrations = () => stopMigrations.abort(new Error("the server is shutting down"));
+      deadline.addEventListener("abort", abortMigrations, { once: true });
       const [outcome] = await Promise.all([
         drain(server, config.shutdownTimeoutMs),
         messaging?.stop({ signal: deadline }),
       ]);
-      if (outcome === "timed out") logger.warn("In-flight requests did not finish in time; connections cut");
+      deadline.removeEventListener("abort", abortMigrations);
+      if (outcome === "timed out") {
+        logger.warn("In-flight requests did not finish in time; connections cut");
+        abortMigrations();
+      }
       await closeDatabases();
       logger.info("Stopped");
     })();
     return stopping;
   };
   return { url, port, devToken, sql, stop };
+}
+
+/**
+ * One line per database whose schema is behind the code. Not awaited: a database that is slow or down
+ * delays nothing (its status is read when it answers, and /health reports it); a pending migration is not an
+ * outage, so /health stays 200.
+ */
+function logPendingMigrations(databases: readonly RegisteredDatabase[], logger: Logger): void {
+  for (const database of databases) {
+    database.migrator.status().then(
+      (status) => {
+        const line = pendingLine(database.id, status);
+        if (line !== undefined) {
+          logger.warn(
+            { db_id: database.id, current: status.current, pending: status.pending.map((m) => m.version) },
+            line,
+          );
+        }
+      },
+      (error: unknown) =>
+        logger.debug({ db_id: database.id, err: error }, "Could not read the migration status at startup"),
+    );
+  }
 }

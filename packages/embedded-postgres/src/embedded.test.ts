@@ -13,11 +13,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { createMigrator, type Migration, MigrationFailedError } from "@agent-platform/migrator";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { DataDirLockedError, startEmbeddedPostgres } from "./embedded.js";
-import { MigrationFailedError } from "./errors.js";
-import { createMigrator } from "./migrator.js";
-import type { Migration } from "./types.js";
 
 const child = fileURLToPath(new URL("../test/fixtures/embedded-child.ts", import.meta.url));
 const root = mkdtempSync(join(tmpdir(), "migrator-embedded-"));
