@@ -7,7 +7,7 @@ import { echoAgent } from "./agents/echo.js";
 import type { Channel } from "./channel.js";
 import { PayloadTooLargeError } from "./errors.js";
 import { migrateInbox } from "./inbox/schema.js";
-import { type InboxEntry, type InboxStatus, InboxStore } from "./inbox/store.js";
+import { type InboxEntry, type InboxStatus, InboxStore, type InboxStoreCheck } from "./inbox/store.js";
 import { InboxWakeup } from "./inbox/wakeup.js";
 import { InboxWorker } from "./inbox/worker.js";
 import { ENVIRONMENTS, type Environment, OptionChecks, optionsObject } from "./options.js";
@@ -53,6 +53,14 @@ export interface CommitOptions {
    * long fails like any failed write. Default 2,000 ms.
    */
   maxWaitMs?: number;
+  /**
+   * Longest a commit (shared or not) and a worker's update may take once started; then the delivery is answered
+   * 503 and the worker's update fails like any failed write. A database that was killed, frozen or cut off
+   * answers nothing and its connection may take minutes to notice: a delivery is answered within
+   * `maxWaitMs + timeoutMs` whatever the database does. The abandoned write may still commit; a redelivery then
+   * finds its messages stored (duplicates, never losses). Default 3,000 ms.
+   */
+  timeoutMs?: number;
 }
 
 /** Options of `createMessaging`. */
@@ -99,6 +107,13 @@ export interface Messaging {
   start(): void;
   /** Stops claiming and waits for the messages in flight. */
   stop(): Promise<void>;
+  /**
+   * Whether the inbox can store a delivery now: its tables are there and the database answers within
+   * `commit.timeoutMs` and takes writes (not read-only, not a standby, INSERT granted, a connection slot free).
+   * For health and readiness checks: `{ ok: false, reason }` says why in words safe to show (no address).
+   * Never rejects.
+   */
+  canStore(): Promise<InboxStoreCheck>;
 }
 
 /**
@@ -118,7 +133,7 @@ const WORKER_OPTIONS = [
   "retryMaxMs",
   "leaseMs",
 ] as const;
-const COMMIT_OPTIONS = ["maxBatch", "maxWaitMs"] as const;
+const COMMIT_OPTIONS = ["maxBatch", "maxWaitMs", "timeoutMs"] as const;
 
 interface CheckedOptions {
   worker: Required<WorkerOptions>;
@@ -196,6 +211,7 @@ function checkOptions(options: MessagingOptions): CheckedOptions {
   const commit: Required<CommitOptions> = {
     maxBatch: checks.integer("commit.maxBatch", c.maxBatch, 256, 1, 5_000),
     maxWaitMs: checks.integer("commit.maxWaitMs", c.maxWaitMs, 2_000, 1, 60_000),
+    timeoutMs: checks.integer("commit.timeoutMs", c.timeoutMs, 3_000, 1, 60_000),
   };
 
   if (environment === "production") {
@@ -233,7 +249,13 @@ export async function createMessaging(options: MessagingOptions): Promise<Messag
     () => migrateInbox(options.sql, logger),
     commit.maxBatch === 1
       ? undefined
-      : { maxBatchSize: commit.maxBatch, maxInFlight: COMMITS_IN_FLIGHT, maxWaitMs: commit.maxWaitMs },
+      : {
+          maxBatchSize: commit.maxBatch,
+          maxInFlight: COMMITS_IN_FLIGHT,
+          maxWaitMs: commit.maxWaitMs,
+          maxCommitMs: commit.timeoutMs,
+        },
+    commit.timeoutMs,
   );
   if (byName.size > 0) {
     await store.ready().catch((error: unknown) => {
@@ -315,6 +337,7 @@ export async function createMessaging(options: MessagingOptions): Promise<Messag
       for (const each of workers.values()) each.start();
       void wakeup?.start();
     },
+    canStore: () => store.canStore(commit.timeoutMs),
     async stop() {
       await wakeup?.close();
       await Promise.all([...workers.values()].map((each) => each.stop()));
