@@ -108,8 +108,8 @@ export interface Messaging {
   /** Stops claiming and waits for the messages in flight. */
   stop(): Promise<void>;
   /**
-   * Whether the inbox can store a delivery now: its tables are there and the database answers within
-   * `commit.timeoutMs` and takes writes (not read-only, not a standby, INSERT granted, a connection slot free).
+   * Whether the inbox can store a delivery now: its tables are there (with a channel configured) and the database
+   * answers within `commit.timeoutMs` and takes writes (not read-only, not a standby, INSERT granted, a connection slot free).
    * For health and readiness checks: `{ ok: false, reason }` says why in words safe to show (no address).
    * Never rejects.
    */
@@ -337,7 +337,7 @@ export async function createMessaging(options: MessagingOptions): Promise<Messag
       for (const each of workers.values()) each.start();
       void wakeup?.start();
     },
-    canStore: () => store.canStore(commit.timeoutMs),
+    canStore: () => store.canStore(commit.timeoutMs, byName.size > 0),
     async stop() {
       await wakeup?.close();
       await Promise.all([...workers.values()].map((each) => each.stop()));

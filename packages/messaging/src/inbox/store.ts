@@ -115,11 +115,12 @@ export class InboxStore {
   }
 
   /**
-   * Resolves when a delivery could be stored now: the inbox tables are there, a connection answers within
-   * `timeoutMs`, and the session may write the inbox (not a read-only transaction, not a standby in recovery,
-   * INSERT granted). Otherwise resolves with the reason, in words an operator acts on (no server address).
+   * Resolves when a delivery could be stored now: the inbox tables are there (unless `withTables` is false: no
+   * channel, no delivery to store), a connection answers within `timeoutMs`, and the session may write the inbox
+   * (not a read-only transaction, not a standby in recovery, INSERT granted). Otherwise resolves with the reason,
+   * in words an operator acts on (no server address).
    */
-  async canStore(timeoutMs: number): Promise<InboxStoreCheck> {
+  async canStore(timeoutMs: number, withTables = true): Promise<InboxStoreCheck> {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<InboxStoreCheck>((resolve) => {
       timer = setTimeout(
@@ -127,26 +128,21 @@ export class InboxStore {
         timeoutMs,
       );
     });
-    const probe = (async (): Promise<InboxStoreCheck> => {
-      try {
-        await this.ready();
-      } catch (error) {
-        return { ok: false, reason: `the inbox tables are not ready (${describeDatabaseError(error)})` };
-      }
-      try {
-        const [row] = await this.sql<{ read_only: string; recovery: boolean; insert: boolean }[]>`
-          SELECT current_setting('transaction_read_only') AS read_only, pg_is_in_recovery() AS recovery,
-                 has_table_privilege('messaging.inbox', 'INSERT') AS insert
-        `;
-        if (row?.recovery) return { ok: false, reason: "the database is a standby in recovery (read-only)" };
-        if (row?.read_only !== "off") return { ok: false, reason: "the database is read-only" };
-        if (row?.insert !== true) return { ok: false, reason: "no INSERT privilege on messaging.inbox" };
-        return { ok: true };
-      } catch (error) {
-        return { ok: false, reason: describeDatabaseError(error) };
-      }
-    })();
-    return Promise.race([probe, deadline]).finally(() => clearTimeout(timer));
+    const probe = async (): Promise<InboxStoreCheck> => {
+      if (withTables) await this.ready();
+      const [row] = await this.sql<{ read_only: string; recovery: boolean; insert: boolean }[]>`
+        SELECT current_setting('transaction_read_only') AS read_only, pg_is_in_recovery() AS recovery,
+               ${withTables ? this.sql`has_table_privilege('messaging.inbox', 'INSERT')` : this.sql`true`} AS insert
+      `;
+      if (row?.recovery) return { ok: false, reason: "the database is a standby in recovery (read-only)" };
+      if (row?.read_only !== "off") return { ok: false, reason: "the database is read-only" };
+      if (row?.insert !== true) return { ok: false, reason: "no INSERT privilege on messaging.inbox" };
+      return { ok: true };
+    };
+    const checked = probe().catch(
+      (error: unknown): InboxStoreCheck => ({ ok: false, reason: describeDatabaseError(error) }),
+    );
+    return Promise.race([checked, deadline]).finally(() => clearTimeout(timer));
   }
 
   /**
