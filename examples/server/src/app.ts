@@ -1,5 +1,6 @@
 import { BEARER_SCHEME, capEcho, validationHook } from "@agent-platform/common/hono";
 import type { JwtAuth } from "@agent-platform/jwt-rbac";
+import type { InboxStoreCheck } from "@agent-platform/messaging";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
@@ -32,6 +33,8 @@ export interface AppDeps {
   /** Further routes mounted at `/` (the messaging channel), merged into the OpenAPI document. */
   readonly routes?: readonly OpenAPIHono[];
   readonly healthTimeoutMs?: number;
+  /** Whether the inbox can store a delivery now (`Messaging.canStore`): `/health` fails while it cannot. */
+  readonly inboxCanStore?: () => Promise<InboxStoreCheck>;
   /** RFC 9728 metadata for `GET /.well-known/oauth-protected-resource`, given the request's origin. */
   readonly protectedResource?: (requestOrigin: string) => object;
   /** Browser UIs on other origins (`CORS_ALLOWED_ORIGINS`); none when absent or empty. */
@@ -77,7 +80,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   if (deps.cors !== undefined && deps.cors.allowedOrigins.length > 0) app.use("*", corsMiddleware(deps.cors));
   app.use("*", deps.auth);
 
-  registerMetaRoutes(app, deps.databases, deps.healthTimeoutMs ?? 2_000);
+  registerMetaRoutes(app, deps.databases, deps.healthTimeoutMs ?? 2_000, deps.inboxCanStore);
   registerDatabaseRoutes(app, deps.databases, deps.knownVersions);
   for (const routes of deps.routes ?? []) app.route("/", routes);
 

@@ -44,7 +44,12 @@ export function protectedResourceMetadata(
 
 export class StartupError extends Error {
   constructor(
-    readonly code: "NO_JWT_KEY_IN_PRODUCTION" | "PORT_IN_USE" | "DATA_DIR_LOCKED" | "DATABASE_UNREACHABLE",
+    readonly code:
+      | "NO_JWT_KEY_IN_PRODUCTION"
+      | "PORT_IN_USE"
+      | "DATA_DIR_LOCKED"
+      | "DATA_DIR_FULL"
+      | "DATABASE_UNREACHABLE",
     message: string,
   ) {
     super(message);

@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import postgres, { type Sql } from "postgres";
 import { StartupError } from "./auth.js";
 import type { ServerConfig } from "./config.js";
+import { DiskSpaceGuard, isNoSpace, noSpaceMessage } from "./disk-full.js";
 
 /** A registered database: its pool, its migrator over the platform schema, and how to close it. */
 export interface RegisteredDatabase {
@@ -19,10 +20,20 @@ const POOL_SIZE = 10;
 const CONNECT_TIMEOUT_S = 10;
 const CLOSE_TIMEOUT_S = 5;
 
+/**
+ * Seconds before reconnecting after a connection failed: short and flat. postgres.js's default grows as 3^n / 100
+ * up to 20 s, and a statement waits for it, so a database that was down for 5 s stayed refused for 13 s more
+ * once it answered again. A connection attempt to a database that is down costs little (it is refused at once).
+ */
+export function reconnectBackoffS(retries: number): number {
+  return Math.min(0.05 * 2 ** retries, 0.5) * (0.5 + Math.random() / 2);
+}
+
 function connect(url: string): Sql {
   return postgres(url, {
     max: POOL_SIZE,
     connect_timeout: CONNECT_TIMEOUT_S,
+    backoff: reconnectBackoffS,
     idle_timeout: 60,
     // NOTICEs (e.g. "relation already exists, skipping") are not errors; postgres.js prints them by default.
     onnotice: () => {},
@@ -83,7 +94,10 @@ export async function openDatabases(
     // Loaded only here, so a server on real PostgreSQL never loads PGlite's WebAssembly.
     const { DataDirLockedError, startEmbeddedPostgres } = await import("@agent-platform/embedded-postgres");
     const dataDir = join(config.dataDir, EMBEDDED_DATABASE_ID);
-    const embedded = await startEmbeddedPostgres({ dataDir }).catch((error: unknown) => {
+    const diskSpace = new DiskSpaceGuard(config.dataDir, logger.child({ db_id: EMBEDDED_DATABASE_ID }));
+    const guard = () => diskSpace.check();
+    const embedded = await startEmbeddedPostgres({ dataDir, guard }).catch((error: unknown) => {
+      if (isNoSpace(error)) throw new StartupError("DATA_DIR_FULL", noSpaceMessage(config.dataDir));
       if (!(error instanceof DataDirLockedError)) throw error;
       throw new StartupError(
         "DATA_DIR_LOCKED",

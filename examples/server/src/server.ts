@@ -176,6 +176,7 @@ export async function startServer(
       auth,
       logger,
       routes: messaging === null ? [] : [messaging.routes],
+      inboxCanStore: messaging.canStore,
       protectedResource: (origin) => protectedResourceMetadata(config, origin),
       cors: {
         allowedOrigins: config.corsAllowedOrigins,

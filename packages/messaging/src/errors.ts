@@ -84,3 +84,14 @@ export class InboxBusyError extends MessagingError {
     super("INBOX_BUSY", `The inbox did not start storing the delivery within ${waitedMs} ms`);
   }
 }
+
+/**
+ * The commit holding a delivery did not finish within its deadline (the database was killed, frozen, cut off or
+ * overloaded). The delivery is refused; it may have been stored all the same, and its redelivery then counts it
+ * as a duplicate.
+ */
+export class InboxCommitTimeoutError extends MessagingError {
+  constructor(readonly deadlineMs: number) {
+    super("INBOX_COMMIT_TIMEOUT", `The inbox's commit did not finish within ${deadlineMs} ms`);
+  }
+}

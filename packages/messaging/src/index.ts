@@ -29,11 +29,18 @@ export {
   BodyTimeoutError,
   DeliveryError,
   InboxBusyError,
+  InboxCommitTimeoutError,
   InvalidPayloadError,
   MessagingError,
   PayloadTooLargeError,
 } from "./errors.js";
-export { INBOX_STATUSES, type InboxEntry, type InboxStatus, type InsertCounts } from "./inbox/store.js";
+export {
+  INBOX_STATUSES,
+  type InboxEntry,
+  type InboxStatus,
+  type InboxStoreCheck,
+  type InsertCounts,
+} from "./inbox/store.js";
 export { MAX_ANSWER_BYTES, MESSAGE_LIMITS, type RejectedMessage } from "./limits.js";
 export {
   type BodyOptions,

@@ -8,7 +8,7 @@ import { BodyBudget } from "./body-budget.js";
 import type { Channel } from "./channel.js";
 import { BodiesBusyError, BodyTimeoutError, PayloadTooLargeError } from "./errors.js";
 import { migrateInbox } from "./inbox/schema.js";
-import { type InboxEntry, type InboxStatus, InboxStore } from "./inbox/store.js";
+import { type InboxEntry, type InboxStatus, InboxStore, type InboxStoreCheck } from "./inbox/store.js";
 import { InboxWakeup } from "./inbox/wakeup.js";
 import { InboxWorker } from "./inbox/worker.js";
 import { ENVIRONMENTS, type Environment, OptionChecks, optionsObject } from "./options.js";
@@ -54,6 +54,14 @@ export interface CommitOptions {
    * long fails like any failed write. Default 2,000 ms.
    */
   maxWaitMs?: number;
+  /**
+   * Longest a commit (shared or not) and a worker's update may take once started; then the delivery is answered
+   * 503 and the worker's update fails like any failed write. A database that was killed, frozen or cut off
+   * answers nothing and its connection may take minutes to notice: a delivery is answered within
+   * `maxWaitMs + timeoutMs` whatever the database does. The abandoned write may still commit; a redelivery then
+   * finds its messages stored (duplicates, never losses). Default 3,000 ms.
+   */
+  timeoutMs?: number;
 }
 
 /**
@@ -125,6 +133,13 @@ export interface Messaging {
    * their messages stay leased and are answered once the lease expires (after a restart, say), each once.
    */
   stop(options?: { signal?: AbortSignal | undefined }): Promise<void>;
+  /**
+   * Whether the inbox can store a delivery now: its tables are there (with a channel configured) and the database
+   * answers within `commit.timeoutMs` and takes writes (not read-only, not a standby, INSERT granted, a connection slot free).
+   * For health and readiness checks: `{ ok: false, reason }` says why in words safe to show (no address).
+   * Never rejects.
+   */
+  canStore(): Promise<InboxStoreCheck>;
 }
 
 /**
@@ -154,7 +169,7 @@ const WORKER_OPTIONS = [
   "retryMaxMs",
   "leaseMs",
 ] as const;
-const COMMIT_OPTIONS = ["maxBatch", "maxWaitMs"] as const;
+const COMMIT_OPTIONS = ["maxBatch", "maxWaitMs", "timeoutMs"] as const;
 const BODY_OPTIONS = ["timeoutMs", "idleTimeoutMs", "maxPendingBytes"] as const;
 
 interface CheckedOptions {
@@ -234,6 +249,7 @@ function checkOptions(options: MessagingOptions): CheckedOptions {
   const commit: Required<CommitOptions> = {
     maxBatch: checks.integer("commit.maxBatch", c.maxBatch, 256, 1, 5_000),
     maxWaitMs: checks.integer("commit.maxWaitMs", c.maxWaitMs, 2_000, 1, 60_000),
+    timeoutMs: checks.integer("commit.timeoutMs", c.timeoutMs, 3_000, 1, 60_000),
   };
 
   const b = optionsObject(checks, "body", given.body);
@@ -287,7 +303,13 @@ export async function createMessaging(options: MessagingOptions): Promise<Messag
     () => migrateInbox(options.sql, logger),
     commit.maxBatch === 1
       ? undefined
-      : { maxBatchSize: commit.maxBatch, maxInFlight: COMMITS_IN_FLIGHT, maxWaitMs: commit.maxWaitMs },
+      : {
+          maxBatchSize: commit.maxBatch,
+          maxInFlight: COMMITS_IN_FLIGHT,
+          maxWaitMs: commit.maxWaitMs,
+          maxCommitMs: commit.timeoutMs,
+        },
+    commit.timeoutMs,
   );
   if (byName.size > 0) {
     await store.ready().catch((error: unknown) => {
@@ -381,6 +403,7 @@ export async function createMessaging(options: MessagingOptions): Promise<Messag
       for (const each of workers.values()) each.start();
       void wakeup?.start();
     },
+    canStore: () => store.canStore(commit.timeoutMs, byName.size > 0),
     async stop(stopOptions = {}) {
       await wakeup?.close();
       await Promise.all([...workers.values()].map((each) => each.stop(stopOptions.signal)));

@@ -57,6 +57,8 @@ describe("createMessaging checks every option in one place", () => {
     ["worker.leseMs", { worker: { leseMs: 60_000 } }],
     ["commit.maxBatch", { commit: { maxBatch: 0 } }],
     ["commit.maxWaitMs", { commit: { maxWaitMs: 0 } }],
+    ["commit.timeoutMs", { commit: { timeoutMs: 0 } }],
+    ["commit.timeoutMs", { commit: { timeoutMs: 60_001 } }],
     ["workers", { workers: { concurrency: 2 } }],
     ["listen", { listen: "yes" }],
     ["environment", { environment: "prod" }],

@@ -40,6 +40,8 @@ export const messagingConfigSchema = z.object({
   MESSAGING_COMMIT_MAX_BATCH: envInteger(256, { min: 1, max: 5_000 }),
   // Longest a delivery waits for its commit to start before it is refused with 503 (nothing stored).
   MESSAGING_COMMIT_MAX_WAIT_MS: envInteger(2_000, { min: 1, max: 60_000 }),
+  // Longest a started commit (or a worker's update) may take before its deliveries are refused with 503.
+  MESSAGING_COMMIT_TIMEOUT_MS: envInteger(3_000, { min: 1, max: 60_000 }),
 });
 
 export type MessagingConfig = z.infer<typeof messagingConfigSchema>;

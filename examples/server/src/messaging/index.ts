@@ -77,7 +77,11 @@ function createServerMessaging(deps: ServerMessagingDeps, channels: Channel[]): 
       retryMaxMs: config.MESSAGING_RETRY_MAX_MS,
       leaseMs: config.MESSAGING_VISIBILITY_TIMEOUT_MS,
     },
-    commit: { maxBatch: config.MESSAGING_COMMIT_MAX_BATCH, maxWaitMs: config.MESSAGING_COMMIT_MAX_WAIT_MS },
+    commit: {
+      maxBatch: config.MESSAGING_COMMIT_MAX_BATCH,
+      maxWaitMs: config.MESSAGING_COMMIT_MAX_WAIT_MS,
+      timeoutMs: config.MESSAGING_COMMIT_TIMEOUT_MS,
+    },
     ...(deps.bodyTimeoutMs === undefined ? {} : { body: { timeoutMs: deps.bodyTimeoutMs } }),
     listen: deps.sharedDatabase,
     environment: deps.environment,

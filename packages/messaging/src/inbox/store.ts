@@ -1,5 +1,6 @@
 import type { Sql, TransactionSql } from "postgres";
 import type { InboundMessage } from "../channel.js";
+import { InboxCommitTimeoutError } from "../errors.js";
 import type { RejectedMessage } from "../limits.js";
 import { GroupCommit, type GroupCommitOptions } from "./group-commit.js";
 import { jsonForPostgres, textForPostgres } from "./postgres-text.js";
@@ -56,7 +57,7 @@ export interface DeliveryWrite {
 /** Bounds of the group commit on the acknowledgement path (see GroupCommitOptions). */
 export type GroupCommitBounds = Pick<
   GroupCommitOptions<DeliveryWrite, InsertCounts>,
-  "maxBatchSize" | "maxInFlight" | "maxWaitMs"
+  "maxBatchSize" | "maxInFlight" | "maxWaitMs" | "maxCommitMs"
 >;
 
 /**
@@ -76,11 +77,14 @@ export class InboxStore {
    * a database that is down at startup delays the inbox instead of stopping the server. With `groupCommit`,
    * deliveries that arrive while earlier ones are being committed share the next commit, and so do the workers'
    * updates of their leased rows; without it each delivery and each update has a statement of its own.
+   * `commitTimeoutMs` bounds each of those statements on its own (the group commit has `maxCommitMs`): past it
+   * the write is refused with InboxCommitTimeoutError, whatever the database is doing.
    */
   constructor(
     private readonly sql: Sql,
     private readonly prepareSchema: () => Promise<void> = async () => {},
     groupCommit?: GroupCommitBounds,
+    private readonly commitTimeoutMs?: number,
   ) {
     if (groupCommit !== undefined) {
       this.groupCommit = new GroupCommit({
@@ -111,6 +115,37 @@ export class InboxStore {
   }
 
   /**
+   * Resolves when a delivery could be stored now: the inbox tables are there (unless `withTables` is false: no
+   * channel, no delivery to store), a connection answers within `timeoutMs`, and the session may write the inbox
+   * (not a read-only transaction, not a standby in recovery, INSERT granted). Otherwise resolves with the reason,
+   * in words an operator acts on (no server address).
+   */
+  async canStore(timeoutMs: number, withTables = true): Promise<InboxStoreCheck> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<InboxStoreCheck>((resolve) => {
+      timer = setTimeout(
+        () => resolve({ ok: false, reason: `the database did not answer within ${timeoutMs} ms` }),
+        timeoutMs,
+      );
+    });
+    const probe = async (): Promise<InboxStoreCheck> => {
+      if (withTables) await this.ready();
+      const [row] = await this.sql<{ read_only: string; recovery: boolean; insert: boolean }[]>`
+        SELECT current_setting('transaction_read_only') AS read_only, pg_is_in_recovery() AS recovery,
+               ${withTables ? this.sql`has_table_privilege('messaging.inbox', 'INSERT')` : this.sql`true`} AS insert
+      `;
+      if (row?.recovery) return { ok: false, reason: "the database is a standby in recovery (read-only)" };
+      if (row?.read_only !== "off") return { ok: false, reason: "the database is read-only" };
+      if (row?.insert !== true) return { ok: false, reason: "no INSERT privilege on messaging.inbox" };
+      return { ok: true };
+    };
+    const checked = probe().catch(
+      (error: unknown): InboxStoreCheck => ({ ok: false, reason: describeDatabaseError(error) }),
+    );
+    return Promise.race([checked, deadline]).finally(() => clearTimeout(timer));
+  }
+
+  /**
    * Stores every message of one delivery, all of them or none (one statement, one transaction), possibly
    * in a commit shared with other deliveries. The rejected ones become `rejected` rows that no worker
    * claims. A key already in the inbox is skipped and counted as a duplicate. Resolves only after the
@@ -125,7 +160,7 @@ export class InboxStore {
     if (this.groupCommit !== undefined) {
       return this.groupCommit.submit(delivery).then(resultOrThrow);
     }
-    return this.insertDeliveries([delivery]).then((counts) => counts[0] as InsertCounts);
+    return this.withDeadline(this.insertDeliveries([delivery])).then((counts) => counts[0] as InsertCounts);
   }
 
   /**
@@ -306,8 +341,21 @@ export class InboxStore {
   /** Applies `assignments` to the row while `lease` still holds it; resolves once committed. */
   private async updateLeased(lease: ClaimedMessage, assignments: ReturnType<Sql>): Promise<boolean> {
     const update = { lease, assignments };
-    if (this.updateCommit === undefined) return (await leasedUpdate(this.sql, update)).length === 1;
+    if (this.updateCommit === undefined) {
+      return (await this.withDeadline(leasedUpdate(this.sql, update))).length === 1;
+    }
     return this.updateCommit.submit(update).then(resultOrThrow);
+  }
+
+  /** `write`, refused with InboxCommitTimeoutError once it has taken `commitTimeoutMs` (see the constructor). */
+  private withDeadline<T>(write: Promise<T>): Promise<T> {
+    const timeoutMs = this.commitTimeoutMs;
+    if (timeoutMs === undefined) return write;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new InboxCommitTimeoutError(timeoutMs)), timeoutMs);
+    });
+    return Promise.race([write, deadline]).finally(() => clearTimeout(timer));
   }
 
   /**
@@ -341,6 +389,36 @@ export class InboxStore {
       );
     }
   }
+}
+
+/** Whether the inbox can store a delivery now, and if not, why. */
+export type InboxStoreCheck = { ok: true } | { ok: false; reason: string };
+
+/** SQLSTATEs (and Node socket codes) of a database that cannot take writes now, in an operator's words. */
+const DATABASE_STATES: Readonly<Record<string, string>> = {
+  "25006": "the database is read-only",
+  "53100": "the database's disk is full",
+  "53200": "the database is out of memory",
+  "53300": "the database is out of connection slots",
+  "57P01": "the database is shutting down",
+  "57P03": "the database is starting up or shutting down",
+  ECONNREFUSED: "the database refuses connections",
+  ECONNRESET: "the connection to the database was reset",
+  CONNECT_TIMEOUT: "connecting to the database timed out",
+  CONNECTION_CLOSED: "the connection to the database closed",
+  CONNECTION_DESTROYED: "the connection to the database was closed",
+  INBOX_COMMIT_TIMEOUT: "the database did not finish a commit in time",
+};
+
+/**
+ * A database failure in words safe to show on an unauthenticated health check: the state it names (read-only,
+ * disk full, out of connection slots, unreachable), or its SQLSTATE, never its message (which may hold an
+ * address or a statement).
+ */
+export function describeDatabaseError(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== "string") return "the database failed";
+  return DATABASE_STATES[code] ?? `the database failed (${code.replace(/[^0-9A-Z_]/gi, "").slice(0, 32)})`;
 }
 
 /** One worker's update of a row it leases. */
