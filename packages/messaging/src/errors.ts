@@ -56,3 +56,24 @@ export class InboxBusyError extends MessagingError {
     super("INBOX_BUSY", `The inbox did not start storing the delivery within ${waitedMs} ms`);
   }
 }
+
+/** An inbox operation named a message the channel's inbox does not hold. */
+export class InboxMessageNotFoundError extends MessagingError {
+  constructor(
+    readonly channel: string,
+    readonly messageId: string,
+  ) {
+    super("INBOX_MESSAGE_NOT_FOUND", `No message '${messageId}' in the ${channel} inbox`);
+  }
+}
+
+/** An inbox operation that needs a row in one status (a retry: `failed`) found it in another. */
+export class InboxStatusConflictError extends MessagingError {
+  constructor(
+    readonly messageId: string,
+    readonly status: string,
+    readonly expected: string,
+  ) {
+    super("INBOX_STATUS_CONFLICT", `Message '${messageId}' is ${status}, not ${expected}`);
+  }
+}
