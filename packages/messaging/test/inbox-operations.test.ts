@@ -126,7 +126,7 @@ describe.each(DATABASES)("inbox operations over HTTP on $name", ({ fresh }) => {
 
   it("retries one failed message: the parts already accepted are not sent again, nor is the agent asked again", async () => {
     // A reply of two parts; the Graph API refuses the second part once, for good (400).
-    graph.answer = (request, index) => (index === 1 ? 400 : 200);
+    graph.answer = (_request, index) => (index === 1 ? 400 : 200);
     await serve(async () => ({ text: `${"a".repeat(4000)} ${"b".repeat(3000)}` }));
     await post(["r1", "491", "long please"]);
     await waitFor("the row failed", async () => (await statusOf("r1")) === "failed");
