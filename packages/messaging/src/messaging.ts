@@ -192,6 +192,8 @@ const RETENTION_BATCH = 500;
 const RETENTION_STATEMENT_TIMEOUT_MS = 5_000;
 /** Longest one retention pass runs, so a first pass over a year of rows does not hold a connection for long. */
 const RETENTION_PASS_MS = 20_000;
+/** The longest a chat product redelivers an unacknowledged webhook (WhatsApp: up to 7 days). */
+const REDELIVERY_DAYS = 7;
 /** Most rows one batch retry puts back. */
 const MAX_RETRY_BATCH = 1_000;
 
@@ -310,6 +312,18 @@ export async function createMessaging(options: MessagingOptions): Promise<Messag
       logger.warn(
         { channel: channel.name },
         `${channel.unauthenticated}: webhook requests are NOT authenticated; anyone can post messages`,
+      );
+    }
+  }
+  // Deleting a row also forgets its message id: a redelivery after that is a new message, answered again.
+  for (const [option, days] of [
+    ["retention.doneDays", keep.doneDays],
+    ["retention.failedDays", keep.failedDays],
+  ] as const) {
+    if (days > 0 && days < REDELIVERY_DAYS) {
+      logger.warn(
+        { option, days },
+        `${option} (${days}) is shorter than the ${REDELIVERY_DAYS} days a chat product may redeliver a message whose acknowledgement it did not get (WhatsApp retries for up to 7 days): such a message, its row deleted, would be answered again. Keep ${REDELIVERY_DAYS} or more`,
       );
     }
   }
