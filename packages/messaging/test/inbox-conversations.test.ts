@@ -126,6 +126,23 @@ describe.each(DATABASES)("inbox conversations on $name", ({ fresh }) => {
     }
   });
 
+  it("a stamp that is not a plausible time is ignored: the message is ordered by its arrival, nothing is refused", async () => {
+    const odd = [Number.NaN, Number.POSITIVE_INFINITY, 1e300, -5, 0, 1e13, "1700000000" as unknown as number];
+    await insert(
+      ...odd.map((sentAt, index) => textMessage(`odd${index}`, { from: "O", sentAt })),
+      inConversation("late", "O", 0),
+    );
+    const order: string[] = [];
+    for (let round = 0; round < odd.length + 2; round++) {
+      const [head] = await claimOrdered();
+      if (head === undefined) break;
+      order.push(head.messageId);
+      await store.markDone(head, 0);
+    }
+    // The plausible stamp (2023) is earlier than the arrival time the others got.
+    expect(order).toEqual(["late", ...odd.map((_, index) => `odd${index}`)]);
+  });
+
   it("rows stored without a session id are not ordered", async () => {
     await store.insert("whatsapp", [inConversation("x1", "X"), inConversation("x2", "X")]);
     expect(ids(await claimOrdered())).toEqual(["x1", "x2"]);

@@ -21,6 +21,11 @@ export interface RetentionPassOptions extends RetentionRule {
   statementTimeoutMs: number;
   /** Longest one pass runs; the rest waits for the next pass. */
   passMs: number;
+  /**
+   * Shortest time from one batch's start to the next's, and after a slow batch at least as long again as it
+   * took: deleting is throttled so the WAL it writes does not crowd out the webhooks' commits.
+   */
+  batchIntervalMs: number;
 }
 
 /**
@@ -59,17 +64,32 @@ export class Retention {
 
   /** One pass over every channel; never rejects (a failure is logged and the next pass tries again). */
   async pass(): Promise<{ done: number; failed: number }> {
-    const { store, channels, logger, doneDays, failedDays, batch, statementTimeoutMs, passMs } = this.options;
+    const {
+      store,
+      channels,
+      logger,
+      doneDays,
+      failedDays,
+      batch,
+      statementTimeoutMs,
+      passMs,
+      batchIntervalMs,
+    } = this.options;
     const deadline = Date.now() + passMs;
     const total = { done: 0, failed: 0 };
     for (const channel of channels) {
       try {
         for (;;) {
+          const started = Date.now();
           const deleted = await store.prune(channel, { doneDays, failedDays, batch, statementTimeoutMs });
           total.done += deleted.done;
           total.failed += deleted.failed;
           if ((deleted.done < batch && deleted.failed < batch) || Date.now() >= deadline || this.stopped)
             break;
+          const took = Date.now() - started;
+          await new Promise((resolve) =>
+            setTimeout(resolve, Math.min(1_000, Math.max(batchIntervalMs - took, took))),
+          );
         }
       } catch (error) {
         logger.warn({ err: error, channel }, "inbox retention pass failed; the next pass tries again");
