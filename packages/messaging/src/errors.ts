@@ -95,3 +95,24 @@ export class InboxCommitTimeoutError extends MessagingError {
     super("INBOX_COMMIT_TIMEOUT", `The inbox's commit did not finish within ${deadlineMs} ms`);
   }
 }
+
+/** An inbox operation named a message the channel's inbox does not hold. */
+export class InboxMessageNotFoundError extends MessagingError {
+  constructor(
+    readonly channel: string,
+    readonly messageId: string,
+  ) {
+    super("INBOX_MESSAGE_NOT_FOUND", `No message '${messageId}' in the ${channel} inbox`);
+  }
+}
+
+/** An inbox operation that needs a row in one status (a retry: `failed`) found it in another. */
+export class InboxStatusConflictError extends MessagingError {
+  constructor(
+    readonly messageId: string,
+    readonly status: string,
+    readonly expected: string,
+  ) {
+    super("INBOX_STATUS_CONFLICT", `Message '${messageId}' is ${status}, not ${expected}`);
+  }
+}

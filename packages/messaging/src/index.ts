@@ -30,6 +30,8 @@ export {
   DeliveryError,
   InboxBusyError,
   InboxCommitTimeoutError,
+  InboxMessageNotFoundError,
+  InboxStatusConflictError,
   InvalidPayloadError,
   MessagingError,
   PayloadTooLargeError,
@@ -37,6 +39,7 @@ export {
 export {
   INBOX_STATUSES,
   type InboxEntry,
+  type InboxStats,
   type InboxStatus,
   type InboxStoreCheck,
   type InsertCounts,
@@ -46,10 +49,21 @@ export {
   type BodyOptions,
   type CommitOptions,
   createMessaging,
+  type InboxRetried,
   type Messaging,
+  type MessagingInbox,
   type MessagingOptions,
+  type RetentionOptions,
+  WORKER_ORDERINGS,
   type WorkerOptions,
+  type WorkerOrdering,
 } from "./messaging.js";
 export { ENVIRONMENTS, type Environment } from "./options.js";
-export { INBOX_SCOPE, type MessagingRoutePolicy, messagingRoutePolicy } from "./routes.js";
+export {
+  INBOX_ERASE_SCOPE,
+  INBOX_SCOPE,
+  INBOX_WRITE_SCOPE,
+  type MessagingRoutePolicy,
+  messagingRoutePolicy,
+} from "./routes.js";
 export { MAX_WEBHOOK_BODY_BYTES, type WebhookRequest, type WebhookResponse } from "./webhook.js";

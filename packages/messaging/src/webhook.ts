@@ -130,7 +130,7 @@ export async function handleWebhook(deps: WebhookDeps, request: WebhookRequest):
   const { accepted, rejected } = boundMessages(delivery.messages, delivery.invalid);
   let counts: InsertCounts;
   try {
-    counts = await store.insert(channel.name, accepted, rejected);
+    counts = await store.insert(channel.name, accepted, rejected, (message) => channel.sessionId(message));
   } catch (error) {
     logger.error({ err: error }, "inbox unavailable; delivery refused with 503");
     return errorResponse(503, "SERVICE_UNAVAILABLE", "Inbox unavailable, retry later");

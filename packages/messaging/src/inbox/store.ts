@@ -6,8 +6,11 @@ import { GroupCommit, type GroupCommitOptions } from "./group-commit.js";
 import { jsonForPostgres, textForPostgres } from "./postgres-text.js";
 import { INBOX_NOTIFY_CHANNEL } from "./wakeup.js";
 
-/** The statuses of an inbox row (`rejected`: content refused by a per-message limit, never answered). */
-export const INBOX_STATUSES = ["pending", "processing", "done", "failed", "rejected"] as const;
+/**
+ * The statuses of an inbox row (`rejected`: content refused by a per-message limit, never answered; `notice`: an
+ * event about the conversation, such as a changed number, recorded and never answered).
+ */
+export const INBOX_STATUSES = ["pending", "processing", "done", "failed", "rejected", "notice"] as const;
 /** One of `INBOX_STATUSES`. */
 export type InboxStatus = (typeof INBOX_STATUSES)[number];
 
@@ -52,6 +55,23 @@ export interface DeliveryWrite {
   channel: string;
   messages: readonly InboundMessage[];
   rejected: readonly RejectedMessage[];
+  /** The conversation of a message (the channel's session id), which orders and erases it. */
+  sessionOf?: ((message: InboundMessage) => string) | undefined;
+}
+
+/** Rows of one channel by status, and how long its oldest pending row has waited. */
+export interface InboxStats {
+  channel: string;
+  counts: Record<InboxStatus, number>;
+  /** Milliseconds since the oldest pending row was received; null when none is pending. */
+  oldest_pending_ms: number | null;
+  oldest_pending_at: Date | null;
+}
+
+/** What a retention pass deleted, by rule. */
+export interface PruneCounts {
+  done: number;
+  failed: number;
 }
 
 /** Bounds of the group commit on the acknowledgement path (see GroupCommitOptions). */
@@ -155,8 +175,9 @@ export class InboxStore {
     channel: string,
     messages: readonly InboundMessage[],
     rejected: readonly RejectedMessage[] = [],
+    sessionOf?: (message: InboundMessage) => string,
   ): Promise<InsertCounts> {
-    const delivery = { channel, messages, rejected };
+    const delivery = { channel, messages, rejected, sessionOf };
     if (this.groupCommit !== undefined) {
       return this.groupCommit.submit(delivery).then(resultOrThrow);
     }
@@ -220,19 +241,24 @@ export class InboxStore {
       ...(delivery.rejected.length > 0 ? { rejected: 0 } : {}),
     }));
     if (rows.length === 0) return counts;
+    // `seq` is taken row by row in the order of the array (a function scan keeps it), so messages of one delivery
+    // with the same stamp keep the order the chat product listed them in.
     const inserted = await this.sql<{ channel: string; message_id: string; status: string }[]>`
       INSERT INTO messaging.inbox
-        (channel, message_id, account_id, sender, message_type, message, status, last_error)
+        (channel, message_id, account_id, sender, message_type, message, status, last_error, session_id,
+         sent_at, seq)
       SELECT r->>'channel', r->>'key', r->>'accountId', r->>'from', r->>'type', r->'message', r->>'status',
-             r->>'reason'
-      FROM jsonb_array_elements(${jsonForPostgres(rows)}::text::jsonb) AS r
+             r->>'reason', r->>'session',
+             coalesce(to_timestamp((r->>'sentAt')::double precision / 1000), now()),
+             nextval('messaging.inbox_seq')
+      FROM jsonb_array_elements(${jsonForPostgres(rows)}::text::jsonb) WITH ORDINALITY AS a(r, n)
       ON CONFLICT (channel, message_id) DO NOTHING
       RETURNING channel, message_id, status, pg_notify(${INBOX_NOTIFY_CHANNEL}, channel)
     `;
     for (const row of inserted) {
       const delivery = counts[owner.get(rowKey(row.channel, row.message_id)) ?? -1];
       if (delivery === undefined) throw new Error(`inbox returned a row it was not given: ${row.message_id}`);
-      if (row.status === "pending") delivery.received++;
+      if (row.status !== "rejected") delivery.received++;
       else delivery.rejected = (delivery.rejected ?? 0) + 1;
       delivery.duplicates--;
     }
@@ -249,26 +275,20 @@ export class InboxStore {
    * before anything leaves the process: saveReply before the first send, renewLease before resending a saved reply.
    * That spares an idle message one flush between the webhook's commit and the agent call.
    */
-  async claim(channel: string, limit: number, leaseMs: number): Promise<ClaimedMessage[]> {
+  async claim(channel: string, limit: number, leaseMs: number, ordered = false): Promise<ClaimedMessage[]> {
     await this.ready();
-    const rows = await this.sql<ClaimRow[]>`
-      UPDATE messaging.inbox AS i
-      SET status = 'processing',
-          attempts = i.attempts + 1,
-          lease_id = gen_random_uuid(),
-          next_attempt_at = now() + ${leaseMs}::double precision * interval '1 millisecond',
-          updated_at = now()
-      FROM (
-        SELECT channel, message_id FROM messaging.inbox
-        WHERE channel = ${channel} AND status IN ('pending', 'processing') AND next_attempt_at <= now()
-        ORDER BY next_attempt_at
-        LIMIT ${limit}
-        FOR UPDATE SKIP LOCKED
-      ) AS due
-      WHERE i.channel = due.channel AND i.message_id = due.message_id
-      RETURNING i.channel, i.message_id, i.lease_id, i.attempts, i.message, i.reply_parts, i.parts_sent,
-                i.last_error, set_config('synchronous_commit', 'off', true)
-    `;
+    const rows = ordered
+      ? await this.sql.begin(async (sql) => {
+          // Claims of one channel take turns (a lock held until this claim commits), so the next claim's snapshot
+          // sees this one's rows as processing. Without it, two claims at once could each take a head of the same
+          // conversation: one the row in flight, the other a message that arrived later but was stamped earlier.
+          const [, claimed] = await Promise.all([
+            sql`SELECT pg_advisory_xact_lock(${CLAIM_LOCK}, hashtext(${channel}))`,
+            this.claimStatement(sql, channel, limit, leaseMs, true),
+          ]);
+          return claimed;
+        })
+      : await this.claimStatement(this.sql, channel, limit, leaseMs, false);
     return rows.map((row) => ({
       channel: row.channel,
       messageId: row.message_id,
@@ -279,6 +299,49 @@ export class InboxStore {
       partsSent: row.parts_sent,
       lastError: row.last_error,
     }));
+  }
+
+  /**
+   * The claim's UPDATE. `ordered`: only the head of each conversation is due, i.e. no other row of its session is
+   * pending or processing with an earlier (stamp, arrival), and none is processing under a live lease. The second
+   * rule keeps a message that arrives late but is stamped earlier than the one in flight from overtaking it: it
+   * waits for that one, then goes before the rest. Rows without a session id (stored before conversations were
+   * recorded) are not ordered.
+   */
+  private claimStatement(
+    sql: Sql | TransactionSql,
+    channel: string,
+    limit: number,
+    leaseMs: number,
+    ordered: boolean,
+  ) {
+    const head = ordered
+      ? sql`AND (c.session_id IS NULL OR NOT EXISTS (
+          SELECT 1 FROM messaging.inbox AS e
+          WHERE e.channel = c.channel AND e.session_id = c.session_id
+            AND e.status IN ('pending', 'processing') AND e.message_id <> c.message_id
+            AND ((e.sent_at, e.seq) < (c.sent_at, c.seq) OR (e.status = 'processing' AND e.next_attempt_at > now()))
+        ))`
+      : sql``;
+    return sql<ClaimRow[]>`
+      UPDATE messaging.inbox AS i
+      SET status = 'processing',
+          attempts = i.attempts + 1,
+          lease_id = gen_random_uuid(),
+          next_attempt_at = now() + ${leaseMs}::double precision * interval '1 millisecond',
+          updated_at = now()
+      FROM (
+        SELECT c.channel, c.message_id FROM messaging.inbox AS c
+        WHERE c.channel = ${channel} AND c.status IN ('pending', 'processing') AND c.next_attempt_at <= now()
+          ${head}
+        ORDER BY c.next_attempt_at
+        LIMIT ${limit}
+        FOR UPDATE SKIP LOCKED
+      ) AS due
+      WHERE i.channel = due.channel AND i.message_id = due.message_id
+      RETURNING i.channel, i.message_id, i.lease_id, i.attempts, i.message, i.reply_parts, i.parts_sent,
+                i.last_error, set_config('synchronous_commit', 'off', true)
+    `;
   }
 
   /** Saves the reply before sending it; also renews the lease. False when the lease was lost. */
@@ -324,13 +387,131 @@ export class InboxStore {
   async list(channel: string, status: InboxStatus | undefined, limit: number): Promise<InboxEntry[]> {
     await this.ready();
     return this.sql<InboxEntry[]>`
-      SELECT channel, message_id, account_id, sender AS "from", message_type AS "type", status, attempts,
-             last_error, received_at, updated_at
+      SELECT ${this.sql.unsafe(ENTRY_COLUMNS)}
       FROM messaging.inbox
       WHERE channel = ${channel} ${status === undefined ? this.sql`` : this.sql`AND status = ${status}`}
       ORDER BY received_at DESC, message_id
       LIMIT ${limit}
     `;
+  }
+
+  /** Counts by status and the oldest pending row of `channel`. */
+  async stats(channel: string): Promise<InboxStats> {
+    await this.ready();
+    const [byStatus, [oldest]] = await Promise.all([
+      this.sql<{ status: InboxStatus; count: string }[]>`
+        SELECT status, count(*) AS count FROM messaging.inbox WHERE channel = ${channel} GROUP BY status
+      `,
+      this.sql<{ at: Date | null; age_ms: number | null }[]>`
+        SELECT min(received_at) AS at,
+               floor(extract(epoch FROM now() - min(received_at)) * 1000)::double precision AS age_ms
+        FROM messaging.inbox WHERE channel = ${channel} AND status = 'pending'
+      `,
+    ]);
+    const counts = Object.fromEntries(INBOX_STATUSES.map((status) => [status, 0])) as Record<
+      InboxStatus,
+      number
+    >;
+    for (const row of byStatus) counts[row.status] = Number(row.count);
+    return {
+      channel,
+      counts,
+      oldest_pending_ms: oldest?.age_ms == null ? null : Math.max(0, oldest.age_ms),
+      oldest_pending_at: oldest?.at ?? null,
+    };
+  }
+
+  /**
+   * A `failed` row back to `pending`: attempts reset, due now, its saved reply and the count of parts already
+   * accepted kept, so a retry sends only what was not sent. `undefined` when the row is unknown; the row as it is
+   * when it is not `failed`.
+   */
+  async retry(
+    channel: string,
+    messageId: string,
+  ): Promise<{ retried: boolean; entry: InboxEntry } | undefined> {
+    await this.ready();
+    const [retried] = await this.sql<InboxEntry[]>`
+      UPDATE messaging.inbox SET status = 'pending', attempts = 0, next_attempt_at = now(), updated_at = now()
+      WHERE channel = ${channel} AND message_id = ${messageId} AND status = 'failed'
+      RETURNING ${this.sql.unsafe(ENTRY_COLUMNS)}, pg_notify(${INBOX_NOTIFY_CHANNEL}, channel)
+    `;
+    if (retried !== undefined) return { retried: true, entry: withoutNotify(retried) };
+    const [entry] = await this.sql<InboxEntry[]>`
+      SELECT ${this.sql.unsafe(ENTRY_COLUMNS)} FROM messaging.inbox WHERE channel = ${channel} AND message_id = ${messageId}
+    `;
+    return entry === undefined ? undefined : { retried: false, entry };
+  }
+
+  /** Up to `limit` failed rows of `channel` back to `pending` as `retry` does, oldest first; returns their ids. */
+  async retryFailed(channel: string, limit: number): Promise<string[]> {
+    await this.ready();
+    const rows = await this.sql<{ message_id: string; received_at: Date }[]>`
+      UPDATE messaging.inbox AS i
+      SET status = 'pending', attempts = 0, next_attempt_at = now(), updated_at = now()
+      FROM (
+        SELECT channel, message_id FROM messaging.inbox
+        WHERE channel = ${channel} AND status = 'failed'
+        ORDER BY received_at, message_id
+        LIMIT ${limit}
+        FOR UPDATE SKIP LOCKED
+      ) AS f
+      WHERE i.channel = f.channel AND i.message_id = f.message_id AND i.status = 'failed'
+      RETURNING i.message_id, i.received_at, pg_notify(${INBOX_NOTIFY_CHANNEL}, i.channel)
+    `;
+    // RETURNING follows no order: sorted again, oldest first.
+    return [...rows]
+      .sort(
+        (a, b) => a.received_at.getTime() - b.received_at.getTime() || (a.message_id < b.message_id ? -1 : 1),
+      )
+      .map((row) => row.message_id);
+  }
+
+  /**
+   * Deletes every row of one conversation, whatever its status, with its text and reply. A row a worker is
+   * handling goes too: the worker's next update finds no row, so it sends nothing more. Rows stored before
+   * conversations were recorded are matched by the session id their channel would give them.
+   */
+  async erase(channel: string, sessionId: string): Promise<number> {
+    await this.ready();
+    const rows = await this.sql`
+      DELETE FROM messaging.inbox
+      WHERE channel = ${channel}
+        AND (session_id = ${sessionId} OR (session_id IS NULL AND ${this.sql.unsafe(LEGACY_SESSION_ID)} = ${sessionId}))
+      RETURNING 1
+    `;
+    return rows.length;
+  }
+
+  /**
+   * One retention step: deletes up to `batch` finished rows of `channel` older than the given days (0 keeps them),
+   * skipping rows another transaction holds, within `statementTimeoutMs`. Call again while it deletes a full batch.
+   */
+  async prune(
+    channel: string,
+    rule: { doneDays: number; failedDays: number; batch: number; statementTimeoutMs: number },
+  ): Promise<PruneCounts> {
+    await this.ready();
+    const deleteOlder = (sql: TransactionSql, statuses: string[], days: number) => sql<{ status: string }[]>`
+      DELETE FROM messaging.inbox AS i
+      USING (
+        SELECT channel, message_id FROM messaging.inbox
+        WHERE channel = ${channel} AND status = ANY(${statuses}::text[])
+          AND updated_at < now() - ${days}::double precision * interval '1 day'
+        LIMIT ${rule.batch}
+        FOR UPDATE SKIP LOCKED
+      ) AS old
+      WHERE i.channel = old.channel AND i.message_id = old.message_id
+        AND i.status = ANY(${statuses}::text[])
+      RETURNING i.status
+    `;
+    return this.sql.begin(async (sql) => {
+      await sql`SELECT set_config('statement_timeout', ${String(rule.statementTimeoutMs)}, true)`;
+      const done =
+        rule.doneDays > 0 ? await deleteOlder(sql, ["done", "rejected", "notice"], rule.doneDays) : [];
+      const failed = rule.failedDays > 0 ? await deleteOlder(sql, ["failed"], rule.failedDays) : [];
+      return { done: done.length, failed: failed.length };
+    });
   }
 
   /** The assignment that extends a lease by `leaseMs` from now. */
@@ -421,6 +602,30 @@ export function describeDatabaseError(error: unknown): string {
   return DATABASE_STATES[code] ?? `the database failed (${code.replace(/[^0-9A-Z_]/gi, "").slice(0, 32)})`;
 }
 
+/** Namespace of the advisory lock that makes claims of one channel take turns (ordered claims only). */
+const CLAIM_LOCK = 0x6d736731; // "msg1"
+
+/** The columns of an InboxEntry (a constant, used as `sql.unsafe` in a statement). */
+const ENTRY_COLUMNS = `channel, message_id, account_id, sender AS "from", message_type AS "type", status, attempts,
+  last_error, received_at, updated_at`;
+
+/**
+ * The session id a shipped channel gives a row stored before session ids were recorded (see each channel's
+ * `sessionId`), so erasure finds those rows too.
+ */
+const LEGACY_SESSION_ID = `CASE channel
+  WHEN 'whatsapp' THEN 'whatsapp:' || account_id || ':' || sender
+  WHEN 'telegram' THEN 'telegram:' || account_id || ':' || coalesce(message->>'conversation', sender)
+  WHEN 'slack' THEN 'slack:' || account_id || ':' || coalesce(message->>'conversation', sender)
+                    || coalesce(':' || (message->>'thread'), '')
+  END`;
+
+/** The row returned by an UPDATE that also notified, without the notify's column. */
+function withoutNotify(row: InboxEntry): InboxEntry {
+  const { pg_notify: _, ...entry } = row as InboxEntry & { pg_notify?: unknown };
+  return entry;
+}
+
 /** One worker's update of a row it leases. */
 interface LeasedUpdate {
   lease: ClaimedMessage;
@@ -472,8 +677,17 @@ interface InboxRow {
   from: string;
   type: string;
   message: unknown;
-  status: "pending" | "rejected";
+  status: "pending" | "rejected" | "notice";
   reason: string | null;
+  session?: string | undefined;
+  sentAt?: number | undefined;
+}
+
+/** The chat product's stamp when it is a plausible time (2001 to 2286); otherwise the arrival time is used. */
+function stampOf(sentAt: unknown): number | undefined {
+  return typeof sentAt === "number" && Number.isFinite(sentAt) && sentAt >= 1e12 && sentAt < 1e13
+    ? sentAt
+    : undefined;
 }
 
 function rowsOf(delivery: DeliveryWrite): InboxRow[] {
@@ -485,8 +699,11 @@ function rowsOf(delivery: DeliveryWrite): InboxRow[] {
       from: message.from,
       type: message.type,
       message,
-      status: "pending" as const,
+      // A notice (a user changed their number) is recorded only: no agent, no reply.
+      status: message.notice === true ? ("notice" as const) : ("pending" as const),
       reason: null,
+      session: delivery.sessionOf?.(message),
+      sentAt: stampOf(message.sentAt),
     })),
     ...delivery.rejected.map(({ raw, ...rejection }) => ({
       ...rejection,

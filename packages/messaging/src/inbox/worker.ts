@@ -18,6 +18,8 @@ export interface InboxWorkerOptions {
   retryMaxMs: number;
   /** How long a claimed row stays leased without progress before another worker may take it. */
   leaseMs: number;
+  /** `"conversation"`: one message of a conversation at a time, in the chat product's order (see InboxStore.claim). */
+  ordering: "conversation" | "none";
 }
 
 /**
@@ -86,7 +88,7 @@ export class InboxWorker {
   }
 
   private async run(): Promise<void> {
-    const { store, channel, logger, concurrency, pollMs, leaseMs } = this.options;
+    const { store, channel, logger, concurrency, pollMs, leaseMs, ordering } = this.options;
     // Claims go in batches: the worker refills once half of its slots are free (all of them when idle), so a
     // busy worker makes one claim per several messages instead of one per finished message.
     const refillAt = Math.ceil(concurrency / 2);
@@ -96,7 +98,7 @@ export class InboxWorker {
       if (free >= refillAt) {
         let claimed: ClaimedMessage[];
         try {
-          claimed = await store.claim(channel.name, free, leaseMs);
+          claimed = await store.claim(channel.name, free, leaseMs, ordering === "conversation");
           claimFailures = 0;
         } catch (error) {
           claimFailures++;
