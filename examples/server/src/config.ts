@@ -61,6 +61,10 @@ export interface ServerConfig {
   readonly messaging: z.output<typeof messagingConfigSchema>;
   /** Browser origins (exact) whose pages may call the API and read its answers; `["*"]`: any; empty: none. */
   readonly corsAllowedOrigins: readonly string[];
+  /** `AUDIT_LOG`: which access decisions are logged (`access.denied` lines always; `access.allowed` too with `all`). */
+  readonly auditLog: "denied" | "all";
+  /** `METRICS_PORT` / `METRICS_HOST`: the Prometheus listener; undefined: no metrics. */
+  readonly metrics: { readonly host: string; readonly port: number } | undefined;
 }
 
 /**
@@ -190,6 +194,9 @@ const serverEnvSchema = z.object({
   CORS_ALLOWED_ORIGINS: corsOrigins,
   MIGRATE_RETRY_ATTEMPTS: envInteger(DEFAULT_RETRY.attempts, { min: 1, max: MAX_RETRY_ATTEMPTS }),
   MIGRATE_RETRY_MAX_MS: envInteger(DEFAULT_RETRY.maxMs, { min: 0, max: MAX_RETRY_WAIT_MS }),
+  AUDIT_LOG: envEnum(["denied", "all"], "denied"),
+  METRICS_PORT: envInteger(-1, { min: 0, max: 65535 }),
+  METRICS_HOST: envText.transform((value) => value ?? "127.0.0.1"),
 });
 
 /** Redacts the password of a database URL so an error message never carries a secret. */
@@ -260,6 +267,8 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     migrateRetry: { attempts: vars.MIGRATE_RETRY_ATTEMPTS, maxMs: vars.MIGRATE_RETRY_MAX_MS },
     messaging: messaging.data,
     corsAllowedOrigins: vars.CORS_ALLOWED_ORIGINS,
+    auditLog: vars.AUDIT_LOG,
+    metrics: vars.METRICS_PORT < 0 ? undefined : { host: vars.METRICS_HOST, port: vars.METRICS_PORT },
   };
 }
 

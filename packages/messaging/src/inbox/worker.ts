@@ -1,6 +1,7 @@
 import type { Logger, LogMethod } from "@agent-platform/common";
 import type { AgentHandler } from "../agents/agent.js";
 import type { Channel } from "../channel.js";
+import { publishProcessed } from "../diagnostics.js";
 import { DeliveryError } from "../errors.js";
 import { retryDelayMs } from "./backoff.js";
 import type { ClaimedMessage, InboxStore } from "./store.js";
@@ -121,22 +122,26 @@ export class InboxWorker {
       attempt: row.attempts,
     });
     let outcome: Promise<boolean>;
+    let kind: "done" | "retry" | "failed";
     if (row.attempts > maxAttempts) {
       // Only a lease that expired gets here: the worker that held it died or hung.
       const reason = row.lastError ?? "the worker processing it stopped before finishing";
       log.error("inbox message failed: attempts exhausted");
+      kind = "failed";
       outcome = store.markFailed(row, `Gave up after ${maxAttempts} attempts: ${reason}`);
     } else {
       try {
         const parts = await this.deliver(row, log);
+        kind = "done";
         outcome = store.markDone(row, parts);
       } catch (error) {
         if (error instanceof LeaseLostError) return;
-        outcome = this.recordFailure(row, error, log);
+        [kind, outcome] = this.recordFailure(row, error, log);
       }
     }
     try {
       await this.assertLeaseHeld(log, outcome);
+      publishProcessed({ channel: row.channel, messageId: row.messageId, outcome: kind });
     } catch (error) {
       if (error instanceof LeaseLostError) return;
       log.error(
@@ -146,7 +151,11 @@ export class InboxWorker {
     }
   }
 
-  private recordFailure(row: ClaimedMessage, error: unknown, log: Logger): Promise<boolean> {
+  private recordFailure(
+    row: ClaimedMessage,
+    error: unknown,
+    log: Logger,
+  ): ["retry" | "failed", Promise<boolean>] {
     const { store, maxAttempts } = this.options;
     const reason = error instanceof Error ? error.message : String(error);
     // Anything that is not a classified delivery error (a bug in a custom agent, a database hiccup) is
@@ -158,10 +167,13 @@ export class InboxWorker {
       const hint = error instanceof DeliveryError ? (error.retryAfterMs ?? 0) : 0;
       const delay = Math.max(backoff, hint);
       log.warn({ err: error, retry_in_ms: delay }, "inbox message will be retried");
-      return store.retryLater(row, reason, delay);
+      return ["retry", store.retryLater(row, reason, delay)];
     }
     log.error({ err: error }, "inbox message failed");
-    return store.markFailed(row, retryable ? `Gave up after ${row.attempts} attempts: ${reason}` : reason);
+    return [
+      "failed",
+      store.markFailed(row, retryable ? `Gave up after ${row.attempts} attempts: ${reason}` : reason),
+    ];
   }
 
   /**
