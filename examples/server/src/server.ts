@@ -165,7 +165,8 @@ export async function startServer(
       ...(observability.http === undefined ? {} : { observe: observability.http }),
       readiness: () => ({
         databases,
-        inbox: messaging === null ? undefined : platformDatabase.sql,
+        // Without a channel nothing is stored, and the inbox schema is not even created.
+        inbox: messaging === null || messaging.channels.length === 0 ? undefined : platformDatabase.sql,
         workersRunning: () => workersRunning,
       }),
     });
