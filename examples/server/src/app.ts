@@ -40,8 +40,8 @@ export interface AppDeps {
   readonly cors?: CorsSettings;
   /** What `GET /ready` checks; without it, only the databases (no inbox, workers taken as running). */
   readonly readiness?: () => ReadinessSources;
-  /** Runs first, around everything else: the request metrics (METRICS_PORT). */
-  readonly observe?: MiddlewareHandler;
+  /** Run first, around everything else: the request span (tracing), the request metrics (METRICS_PORT). */
+  readonly observe?: readonly MiddlewareHandler[];
 }
 
 const TITLE = "Agent Platform API";
@@ -77,7 +77,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.openAPIRegistry.register("HeadersTooLargeResponse", HeadersTooLargeResponse);
 
-  if (deps.observe !== undefined) app.use("*", deps.observe);
+  for (const middleware of deps.observe ?? []) app.use("*", middleware);
   app.use("*", requestId());
   app.use("*", requestLogging(deps.logger));
   // Before authentication: a preflight carries no token, and an error answer must reach the page too.

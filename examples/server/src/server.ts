@@ -117,7 +117,7 @@ export async function startServer(
   }
 
   const migrations = options.migrations ?? platformMigrations();
-  const observability = wireObservability(
+  const observability = await wireObservability(
     config,
     destination,
     logger,
@@ -162,7 +162,7 @@ export async function startServer(
       routes: messaging === null ? [] : [messaging.routes],
       protectedResource: (origin) => protectedResourceMetadata(config, origin),
       cors: { allowedOrigins: config.corsAllowedOrigins, credentials: config.jwt.tokenSource !== "header" },
-      ...(observability.http === undefined ? {} : { observe: observability.http }),
+      observe: observability.http,
       readiness: () => ({
         databases,
         // Without a channel nothing is stored, and the inbox schema is not even created.

@@ -24,6 +24,7 @@ import { resolveToken } from "./token/resolve.js";
 import type { Runtime } from "./token/signature-types.js";
 import { loadTrust, type Trust } from "./token/trust.js";
 import { TokenVerifier, type VerifyResult } from "./token/verify.js";
+import { authTracer, headerAlgorithm, traced } from "./tracing.js";
 
 /** The framework-free view of a request. */
 export interface AuthRequest {
@@ -311,12 +312,30 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     return result;
   };
 
+  /** The token a request carries and whether it is cached, for the span only (read again, never trusted). */
+  const spanFacts = (request: AuthRequest) => () => {
+    const token = decisionSources(request, request.method.toUpperCase()).token();
+    if (token === undefined) return { algorithm: undefined, cacheHit: false };
+    return {
+      algorithm: headerAlgorithm(token, runtime.base64Url),
+      cacheHit: cache?.get(token, Date.now()) !== undefined,
+    };
+  };
+
+  /** In a span when an OpenTelemetry SDK is registered; one property read otherwise. */
+  const decideTraced = (request: AuthRequest): AuthResult<C> | Promise<AuthResult<C>> => {
+    const tracer = authTracer();
+    return tracer === undefined
+      ? decideRequest(request)
+      : traced(tracer, spanFacts(request), () => decideRequest(request));
+  };
+
   /** With `onDecision`: each answer is reported once decided, and handed back as it is. */
   const authenticateNow =
     recorder === undefined
-      ? decideRequest
+      ? decideTraced
       : (request: AuthRequest): AuthResult<C> | Promise<AuthResult<C>> => {
-          const result = decideRequest(request);
+          const result = decideTraced(request);
           return result instanceof Promise
             ? result.then((settled) => report(request, settled))
             : report(request, result);

@@ -15,13 +15,14 @@ import type { RegisteredDatabase } from "../databases.js";
 import { auditLog, createAuditLogger } from "./audit.js";
 import { inboxCountsReader } from "./inbox-gauges.js";
 import { createServerMetrics, listenMetrics, type MetricsListener } from "./metrics.js";
+import { startTracing, type Tracing, tracingMiddleware } from "./tracing.js";
 
 /** What the server wires from the observability settings: the audit trail always, metrics with METRICS_PORT. */
 export interface Observability {
   /** jwt-rbac's `onDecision` and `audit`. */
   readonly jwt: { readonly onDecision: DecisionListener; readonly audit: "denied" | "all" };
-  /** The request timer, first in the app; undefined without metrics. */
-  readonly http: MiddlewareHandler | undefined;
+  /** First in the app, in order: the request span (tracing on), the request timer (metrics on). */
+  readonly http: readonly MiddlewareHandler[];
   /** The databases, their migrators counted and timed when metrics are on. */
   readonly databases: readonly RegisteredDatabase[];
   /** Starts the metrics listener (once the inbox exists); its URL, or undefined without metrics. */
@@ -29,20 +30,25 @@ export interface Observability {
   stop(): Promise<void>;
 }
 
-export function wireObservability(
+export async function wireObservability(
   config: ServerConfig,
   destination: DestinationStream,
   logger: Logger,
   databases: readonly RegisteredDatabase[],
-): Observability {
+): Promise<Observability> {
   const audit = auditLog(createAuditLogger(config.logLevel, destination), config.auditLog);
+  const tracing: Tracing | undefined =
+    config.tracing === undefined ? undefined : await startTracing(config.tracing.serviceName, logger);
+  const traced = tracing === undefined ? [] : [tracingMiddleware()];
   if (config.metrics === undefined) {
     return {
       jwt: { onDecision: audit, audit: config.auditLog },
-      http: undefined,
+      http: traced,
       databases,
       start: async () => undefined,
-      stop: async () => {},
+      stop: async () => {
+        await tracing?.shutdown();
+      },
     };
   }
   const { host, port } = config.metrics;
@@ -66,7 +72,7 @@ export function wireObservability(
       },
       audit: "all",
     },
-    http: metrics.http,
+    http: [...traced, metrics.http],
     databases: databases.map((database) => ({
       ...database,
       migrator: metrics.observeMigrator(database.id, database.migrator),
@@ -90,6 +96,7 @@ export function wireObservability(
       unsubscribe(MESSAGE_PROCESSED_CHANNEL, onProcessed);
       unsubscribe(OUTBOUND_REQUEST_CHANNEL, onOutbound);
       await listener?.close();
+      await tracing?.shutdown();
     },
   };
 }

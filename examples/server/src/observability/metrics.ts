@@ -36,7 +36,7 @@ export function statusLabel(status: number | null | undefined): string {
  * The route template Hono matched for this request (never the raw path): the last handler registered for a
  * method, rather than a middleware (`app.use`, method ALL), names the route.
  */
-function routeLabel(c: Parameters<MiddlewareHandler>[0]): string {
+export function routeLabel(c: Parameters<MiddlewareHandler>[0]): string {
   const routes = matchedRoutes(c);
   for (let index = routes.length - 1; index >= 0; index--) {
     const route = routes[index];

@@ -20,6 +20,8 @@ export interface ClaimedMessage {
   replyParts: string[] | null;
   partsSent: number;
   lastError: string | null;
+  /** The traceparent of the webhook span that stored it; null without tracing. */
+  traceParent: string | null;
 }
 
 /** What the inbox listing shows; the message content stays in the database. */
@@ -51,6 +53,8 @@ export interface DeliveryWrite {
   channel: string;
   messages: readonly InboundMessage[];
   rejected: readonly RejectedMessage[];
+  /** The W3C traceparent of the webhook span that received them, stored with each row (tracing on). */
+  traceParent?: string | undefined;
 }
 
 /** Bounds of the group commit on the acknowledgement path (see GroupCommitOptions). */
@@ -120,8 +124,9 @@ export class InboxStore {
     channel: string,
     messages: readonly InboundMessage[],
     rejected: readonly RejectedMessage[] = [],
+    traceParent?: string,
   ): Promise<InsertCounts> {
-    const delivery = { channel, messages, rejected };
+    const delivery = { channel, messages, rejected, traceParent };
     if (this.groupCommit !== undefined) {
       return this.groupCommit.submit(delivery).then(resultOrThrow);
     }
@@ -187,9 +192,9 @@ export class InboxStore {
     if (rows.length === 0) return counts;
     const inserted = await this.sql<{ channel: string; message_id: string; status: string }[]>`
       INSERT INTO messaging.inbox
-        (channel, message_id, account_id, sender, message_type, message, status, last_error)
+        (channel, message_id, account_id, sender, message_type, message, status, last_error, trace_parent)
       SELECT r->>'channel', r->>'key', r->>'accountId', r->>'from', r->>'type', r->'message', r->>'status',
-             r->>'reason'
+             r->>'reason', r->>'traceParent'
       FROM jsonb_array_elements(${jsonForPostgres(rows)}::text::jsonb) AS r
       ON CONFLICT (channel, message_id) DO NOTHING
       RETURNING channel, message_id, status, pg_notify(${INBOX_NOTIFY_CHANNEL}, channel)
@@ -232,7 +237,7 @@ export class InboxStore {
       ) AS due
       WHERE i.channel = due.channel AND i.message_id = due.message_id
       RETURNING i.channel, i.message_id, i.lease_id, i.attempts, i.message, i.reply_parts, i.parts_sent,
-                i.last_error, set_config('synchronous_commit', 'off', true)
+                i.last_error, i.trace_parent, set_config('synchronous_commit', 'off', true)
     `;
     return rows.map((row) => ({
       channel: row.channel,
@@ -243,6 +248,7 @@ export class InboxStore {
       replyParts: row.reply_parts,
       partsSent: row.parts_sent,
       lastError: row.last_error,
+      traceParent: row.trace_parent,
     }));
   }
 
@@ -384,6 +390,7 @@ interface ClaimRow {
   reply_parts: string[] | null;
   parts_sent: number;
   last_error: string | null;
+  trace_parent: string | null;
 }
 
 /** A row to insert, as the INSERT reads it from JSON. */
@@ -396,6 +403,7 @@ interface InboxRow {
   message: unknown;
   status: "pending" | "rejected";
   reason: string | null;
+  traceParent?: string | undefined;
 }
 
 function rowsOf(delivery: DeliveryWrite): InboxRow[] {
@@ -409,6 +417,7 @@ function rowsOf(delivery: DeliveryWrite): InboxRow[] {
       message,
       status: "pending" as const,
       reason: null,
+      traceParent: delivery.traceParent,
     })),
     ...delivery.rejected.map(({ raw, ...rejection }) => ({
       ...rejection,
@@ -416,6 +425,7 @@ function rowsOf(delivery: DeliveryWrite): InboxRow[] {
       // What failed its channel's schema is kept as sent, so an operator can recover it.
       message: raw === undefined ? { rejected: rejection.reason } : { rejected: rejection.reason, raw },
       status: "rejected" as const,
+      traceParent: delivery.traceParent,
     })),
   ];
 }

@@ -3,6 +3,7 @@ import type { AgentHandler } from "../agents/agent.js";
 import type { Channel } from "../channel.js";
 import { publishProcessed } from "../diagnostics.js";
 import { DeliveryError } from "../errors.js";
+import { inMessageSpan, SPANS } from "../tracing.js";
 import { retryDelayMs } from "./backoff.js";
 import type { ClaimedMessage, InboxStore } from "./store.js";
 
@@ -190,15 +191,17 @@ export class InboxWorker {
         ? ""
         : message.supported
           ? ((
-              await agent({
-                channel: channel.name,
-                from: message.from,
-                text: message.text,
-                type: message.type,
-                ...(message.media ? { media: message.media } : {}),
-                sessionId: channel.sessionId(message),
-                raw: message.raw,
-              })
+              await inMessageSpan(SPANS.agentCall, row, async () =>
+                agent({
+                  channel: channel.name,
+                  from: message.from,
+                  text: message.text,
+                  type: message.type,
+                  ...(message.media ? { media: message.media } : {}),
+                  sessionId: channel.sessionId(message),
+                  raw: message.raw,
+                }),
+              )
             )?.text ?? "")
           : channel.unsupportedReply;
       parts = text === "" ? [] : channel.splitReply(text);
@@ -210,11 +213,15 @@ export class InboxWorker {
     for (let index = row.partsSent; index < parts.length; index++) {
       // The parts before this one were accepted; the last part's record goes with markDone, in one commit.
       if (index > row.partsSent) await this.assertLeaseHeld(log, store.markPartsSent(row, index, leaseMs));
-      await channel.send({
+      const reply = {
         accountId: message.accountId,
         to: message.conversation ?? message.from,
         text: parts[index] ?? "",
         ...(message.thread === undefined ? {} : { thread: message.thread }),
+      };
+      await inMessageSpan(SPANS.channelSend, row, async (span) => {
+        span?.setAttribute("part", index + 1);
+        await channel.send(reply);
       });
     }
     return parts.length;
