@@ -162,15 +162,44 @@ describe("traces over OTLP/HTTP to a receiver on loopback", () => {
     );
   });
 
+  it("traces a migrate request: the migrate span under the request's, one child per migration", async () => {
+    const admin = await signToken(["platform:admin"]);
+    const migrated = await request(server, "POST", "/databases/default/migrate", admin);
+    expect(migrated.status).toBe(200);
+    const applied = (migrated.body as { applied: string[] }).applied;
+    expect(applied).toEqual(["2.0.0", "2.3.0", "2.5.0", "2.5.6"]);
+    const migrate = await until(() =>
+      receiver.spans.find(
+        (span) => span.name === "migrator migrate" && span.attributes["db.schema"] === "public",
+      ),
+    );
+    const requestSpan = receiver.spans.find((span) => span.spanId === migrate.parentSpanId);
+    expect(requestSpan?.name).toBe("POST /databases/{db_id}/migrate");
+    const children = await until(() => {
+      const found = receiver.spans.filter(
+        (span) => span.name === "migrator migration" && span.parentSpanId === migrate.spanId,
+      );
+      return found.length >= applied.length ? found : undefined;
+    });
+    expect(children.map((span) => span.attributes.version)).toEqual(applied);
+    expect(children.every((span) => span.attributes.direction === "up")).toBe(true);
+  });
+
   it("has a jwt-rbac authenticate span per request, with its result, reason, algorithm and cache hit", async () => {
+    // The spans of earlier tests' tokens have arrived by now (each waited for its own).
+    const earlier = receiver.spans.filter(
+      (span) => span.name === "jwt-rbac authenticate" && span.attributes.algorithm === "ES256",
+    ).length;
     const token = await signToken(["config:read"]);
     expect((await request(server, "GET", "/whatsapp/inbox", token)).status).toBe(200);
     expect((await request(server, "GET", "/whatsapp/inbox", token)).status).toBe(200);
     expect((await request(server, "POST", "/databases/default/migrate", token)).status).toBe(403);
-    const spans = await until(() => {
-      const found = receiver.spans.filter(
+    const withToken = () =>
+      receiver.spans.filter(
         (span) => span.name === "jwt-rbac authenticate" && span.attributes.algorithm === "ES256",
       );
+    const spans = await until(() => {
+      const found = withToken().slice(earlier);
       return found.length >= 3 ? found : undefined;
     });
     expect(spans.map((span) => span.attributes)).toEqual([

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { inSpan } from "@agent-platform/common/internal";
 import type postgres from "postgres";
 import { type RunnableMigration, Umzug, type UmzugStorage } from "umzug";
 import { withIndexBuilds } from "./concurrent-index.js";
@@ -16,6 +17,7 @@ import { type LockWait, watchLockWaits } from "./lock-wait.js";
 import type { CheckedMigration } from "./migration-list.js";
 import type { Plan } from "./plan.js";
 import { type RetryPolicy, retryDelayMs } from "./retry.js";
+import { MIGRATION_SPAN, migratorTracer } from "./tracing.js";
 import type { AnySql, AppliedMigration, MigrationDirection, MigratorEvent } from "./types.js";
 
 type Connection = postgres.ISql;
@@ -137,7 +139,14 @@ export async function runPlan(options: RunOptions): Promise<void> {
   // Set by the step that threw, so the error names the migration rather than umzug's wrapper.
   let failed: { step?: { entry: CheckedMigration; error: unknown } } = {};
 
-  const invoke = async (entry: CheckedMigration) => {
+  const invoke = (entry: CheckedMigration) =>
+    inSpan(
+      migratorTracer(),
+      MIGRATION_SPAN,
+      { attributes: { version: entry.version.text, name: entry.name, direction } },
+      () => invokeUntraced(entry),
+    );
+  const invokeUntraced = async (entry: CheckedMigration) => {
     const version = entry.version.text;
     const name = entry.name;
     log({ level: "info", event: "migrating", version, name, direction });
