@@ -16,7 +16,9 @@ import { requestLogging } from "./http/logging.js";
 import { documentAccess } from "./http/openapi.js";
 import { registerDatabaseRoutes } from "./http/routes/databases.js";
 import { API_VERSION, registerMetaRoutes } from "./http/routes/meta.js";
+import { registerReadyRoute } from "./http/routes/ready.js";
 import { HeadersTooLargeResponse } from "./http/schemas.js";
+import type { ReadinessSources } from "./observability/readiness.js";
 
 export interface AppDeps {
   readonly databases: readonly RegisteredDatabase[];
@@ -39,6 +41,10 @@ export interface AppDeps {
   readonly protectedResource?: (requestOrigin: string) => object;
   /** Browser UIs on other origins (`CORS_ALLOWED_ORIGINS`); none when absent or empty. */
   readonly cors?: CorsSettings;
+  /** What `GET /ready` checks; without it, only the databases (no inbox, workers taken as running). */
+  readonly readiness?: () => ReadinessSources;
+  /** Run first, around everything else: the request span (tracing), the request metrics (METRICS_PORT). */
+  readonly observe?: readonly MiddlewareHandler[];
 }
 
 const TITLE = "Agent Platform API";
@@ -74,6 +80,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.openAPIRegistry.register("HeadersTooLargeResponse", HeadersTooLargeResponse);
 
+  for (const middleware of deps.observe ?? []) app.use("*", middleware);
   app.use("*", requestId());
   app.use("*", requestLogging(deps.logger));
   // Before authentication: a preflight carries no token, and an error answer must reach the page too.
@@ -81,6 +88,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.use("*", deps.auth);
 
   registerMetaRoutes(app, deps.databases, deps.healthTimeoutMs ?? 2_000, deps.inboxCanStore);
+  registerReadyRoute(
+    app,
+    deps.readiness ?? (() => ({ databases: deps.databases, inbox: undefined, workersRunning: () => true })),
+  );
   registerDatabaseRoutes(app, deps.databases, deps.knownVersions);
   for (const routes of deps.routes ?? []) app.route("/", routes);
 

@@ -1,4 +1,5 @@
 import type { JWTPayload } from "jose";
+import { decisionRecorder, webCryptoSha256Hex } from "./audit/recorder.js";
 import { resolveConfig } from "./config.js";
 import { AuthError, isAuthError, withResourceMetadata } from "./errors.js";
 import type { JwtRbacOptions } from "./options.js";
@@ -7,7 +8,13 @@ import { Authorizer } from "./rbac/authorize.js";
 import { type CanonicalPath, pathReader, relativeTo } from "./rbac/canonical-path.js";
 import { compileRoute, RouteTable } from "./rbac/routes.js";
 import { type ScopeSet, scopeSet } from "./rbac/scopes.js";
-import { type AuthState, anonymousState, authenticatedState, NO_IDS } from "./state.js";
+import {
+  type AuthenticatedState,
+  type AuthState,
+  anonymousState,
+  authenticatedState,
+  NO_IDS,
+} from "./state.js";
 import { TokenCache } from "./token/cache.js";
 import { boundAsBearerError } from "./token/dpop/errors.js";
 import { DpopGate } from "./token/dpop/index.js";
@@ -24,6 +31,7 @@ import { resolveToken } from "./token/resolve.js";
 import type { Runtime } from "./token/signature-types.js";
 import { loadTrust, type Trust } from "./token/trust.js";
 import { TokenVerifier, type VerifyResult } from "./token/verify.js";
+import { authTracer, headerAlgorithm, traced } from "./tracing.js";
 
 /** The framework-free view of a request. */
 export interface AuthRequest {
@@ -192,6 +200,10 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     return origin === undefined ? undefined : origin + path;
   }
 
+  const recorder = decisionRecorder(options, logger, runtime.sha256Hex ?? webCryptoSha256Hex);
+  // The verified token behind a refusal taken after verification (scopes, binding), for the audit only.
+  const verifiedOf = recorder === undefined ? undefined : new WeakMap<object, AuthenticatedState>();
+
   let trust: Trust | undefined;
   // A remote key set whose content changed: tokens verified with the old keys must be verified again.
   const loading = loadTrust(config, runtime.verifier, logger, () => cache?.clear());
@@ -270,19 +282,27 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     };
   }
 
+  /** A refusal of a verified token: the audit reports who it was. */
+  function refuseVerified(method: string, error: AuthError, entry: VerifiedToken): AuthResult<C> {
+    const result = refuse(method, error);
+    verifiedOf?.set(result, entry.result.state as AuthenticatedState);
+    return result;
+  }
+
   function decide(method: string, path: CanonicalPath, entry: VerifiedToken | AuthError): AuthResult<C> {
     if (entry instanceof AuthError) return refuse(method, entry);
     // Without `dpop`, a bound token cannot be checked: refused, never taken for a bearer token.
-    if (entry.jkt !== undefined && dpop === undefined) return refuse(method, boundAsBearerError());
+    if (entry.jkt !== undefined && dpop === undefined)
+      return refuseVerified(method, boundAsBearerError(), entry);
     if (authorizer === undefined) return entry.result as AuthResult<C>;
     const allowed = authorizer.authorize(method, path, entry.held as ScopeSet);
-    if (allowed instanceof AuthError) return refuse(method, allowed);
+    if (allowed instanceof AuthError) return refuseVerified(method, allowed, entry);
     if (allowed === NO_IDS) return entry.result as AuthResult<C>;
     const state = { ...entry.result.state, accessibleResourceIds: allowed };
     return { ok: true, state: state as AuthState<C> };
   }
 
-  function authenticateNow(request: AuthRequest): AuthResult<C> | Promise<AuthResult<C>> {
+  function decideRequest(request: AuthRequest): AuthResult<C> | Promise<AuthResult<C>> {
     const method = request.method.toUpperCase();
     // First, even for a preflight: a path routers could read differently is refused before any handler.
     const full = readPath(request.path);
@@ -315,24 +335,79 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     const nowMs = Date.now();
     const dpopToken = gate.dpopToken(request.headers, config.tokenHeaderKey);
     const dpopScheme = dpopToken !== undefined;
-    const fail = async (error: AuthError): Promise<AuthResult<C>> => ({
-      ok: false,
-      error: await gate.refusal(error, dpopScheme, nowMs),
-    });
+    const fail = async (error: AuthError, verified?: AuthenticatedState): Promise<AuthResult<C>> => {
+      const result: AuthResult<C> = { ok: false, error: await gate.refusal(error, dpopScheme, nowMs) };
+      if (verified !== undefined) verifiedOf?.set(result, verified);
+      return result;
+    };
     const token = dpopToken ?? resolveToken(config, method, request, csrfOrigin);
     if (typeof token !== "string") return fail((refuse(method, token) as { error: AuthError }).error);
     const entry = await (cache?.get(token, nowMs) ?? verifyToken(token, nowMs));
     if (entry instanceof AuthError) return fail((refuse(method, entry) as { error: AuthError }).error);
     const proofRequest = { method: request.method, headers: request.headers, url: () => proofUrl(request) };
     const refused = await gate.check(proofRequest, token, entry.jkt, dpopScheme, nowMs);
-    if (refused !== undefined) return fail((refuse(method, refused) as { error: AuthError }).error);
+    const verified = entry.result.state as AuthenticatedState;
+    if (refused !== undefined) return fail((refuse(method, refused) as { error: AuthError }).error, verified);
     const result = decide(method, path, entry);
-    if (!result.ok) return fail(result.error);
+    if (!result.ok) return fail(result.error, verified);
     const nonce = gate.offer(nowMs);
     // A state of this request's own: the cached one is shared, and the headers belong to this answer.
     if (nonce === undefined) return result;
     return { ok: true, state: { ...result.state }, headers: { "DPoP-Nonce": await nonce } };
   }
+
+  /** What the audit reads from a request, computed only when a decision is reported. */
+  function decisionSources(request: AuthRequest, method: string) {
+    return {
+      route() {
+        const full = readPath(request.path);
+        const path =
+          request.basePath === undefined || isAuthError(full) ? full : relativeTo(full, request.basePath);
+        if (isAuthError(path)) return undefined;
+        return { path: path.path, required: authorizer?.required(method, path) };
+      },
+      token() {
+        const bound = dpop?.dpopToken(request.headers, config.tokenHeaderKey);
+        const token = typeof bound === "string" ? bound : resolveToken(config, method, request);
+        return typeof token === "string" ? token : undefined;
+      },
+    };
+  }
+
+  const report = (request: AuthRequest, result: AuthResult<C>): AuthResult<C> => {
+    const method = request.method.toUpperCase();
+    recorder?.(method, result, verifiedOf?.get(result), decisionSources(request, method));
+    return result;
+  };
+
+  /** The token a request carries and whether it is cached, for the span only (read again, never trusted). */
+  const spanFacts = (request: AuthRequest) => () => {
+    const token = decisionSources(request, request.method.toUpperCase()).token();
+    if (token === undefined) return { algorithm: undefined, cacheHit: false };
+    return {
+      algorithm: headerAlgorithm(token, runtime.base64Url),
+      cacheHit: cache?.get(token, Date.now()) !== undefined,
+    };
+  };
+
+  /** In a span when an OpenTelemetry SDK is registered; one property read otherwise. */
+  const decideTraced = (request: AuthRequest): AuthResult<C> | Promise<AuthResult<C>> => {
+    const tracer = authTracer();
+    return tracer === undefined
+      ? decideRequest(request)
+      : traced(tracer, spanFacts(request), () => decideRequest(request));
+  };
+
+  /** With `onDecision`: each answer is reported once decided, and handed back as it is. */
+  const authenticateNow =
+    recorder === undefined
+      ? decideTraced
+      : (request: AuthRequest): AuthResult<C> | Promise<AuthResult<C>> => {
+          const result = decideTraced(request);
+          return result instanceof Promise
+            ? result.then((settled) => report(request, settled))
+            : report(request, result);
+        };
 
   const accessTables = {
     excluded,

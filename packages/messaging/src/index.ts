@@ -25,6 +25,12 @@ export { type SlackOptions, slack } from "./channels/slack/index.js";
 export { type TelegramOptions, telegram } from "./channels/telegram/index.js";
 export { type WhatsAppOptions, whatsapp } from "./channels/whatsapp/index.js";
 export {
+  MESSAGE_PROCESSED_CHANNEL,
+  type MessageProcessedEvent,
+  OUTBOUND_REQUEST_CHANNEL,
+  type OutboundRequestEvent,
+} from "./diagnostics.js";
+export {
   BodiesBusyError,
   BodyTimeoutError,
   DeliveryError,

@@ -1,4 +1,4 @@
-import { configError, loggerOption } from "@agent-platform/common/internal";
+import { configError, inSpan, loggerOption } from "@agent-platform/common/internal";
 import { cancelOnAbort } from "./cancel.js";
 import { isConnectionLost } from "./connection-lost.js";
 import { MigrationAbortedError } from "./errors.js";
@@ -11,6 +11,7 @@ import { planMigration, resolveTarget } from "./plan.js";
 import { retryOption } from "./retry.js";
 import { runPlan } from "./runner.js";
 import { segmentsOf } from "./segment.js";
+import { MIGRATE_SPAN, migratorTracer } from "./tracing.js";
 import type {
   MigrateOptions,
   MigrateResult,
@@ -100,7 +101,22 @@ export function createMigrator(options: MigratorOptions): Migrator {
     };
   }
 
-  async function migrate(migrateOptions: MigrateOptions = {}): Promise<MigrateResult> {
+  /** In a `migrator migrate` span (schema, direction, applied versions) when an SDK is registered. */
+  function migrate(migrateOptions: MigrateOptions = {}): Promise<MigrateResult> {
+    return inSpan(
+      migratorTracer(),
+      MIGRATE_SPAN,
+      { attributes: { "db.schema": where.schema, dry_run: migrateOptions.dryRun === true } },
+      async (span) => {
+        const result = await migrateUntraced(migrateOptions);
+        span?.setAttribute("direction", result.direction);
+        span?.setAttribute("applied", result.applied);
+        return result;
+      },
+    );
+  }
+
+  async function migrateUntraced(migrateOptions: MigrateOptions): Promise<MigrateResult> {
     const target = resolveTarget(checked, migrateOptions.to, migrateOptions.steps);
     if (migrateOptions.dryRun) {
       // No lock: a dry run changes nothing, and under MVCC it reads a consistent (pre-run) history.

@@ -1,3 +1,4 @@
+import { inSpan } from "@agent-platform/common/internal";
 import type postgres from "postgres";
 import { MigrationError, type RunnableMigration, Umzug, type UmzugStorage } from "umzug";
 import { withIndexBuilds } from "./concurrent-index.js";
@@ -10,6 +11,7 @@ import {
 } from "./history.js";
 import type { CheckedMigration } from "./migration-list.js";
 import type { RetryPolicy } from "./retry.js";
+import { MIGRATION_SPAN, migratorTracer } from "./tracing.js";
 import type { MigrationDirection, MigratorEvent } from "./types.js";
 
 type Connection = postgres.ISql;
@@ -206,5 +208,12 @@ async function runStep(
   where: HistoryTable,
 ) {
   const step = direction === "up" ? entry.migration.up : entry.migration.down;
-  await step?.({ sql: context.sql, schema: where.schema, version: entry.version.text, name: entry.name });
+  const version = entry.version.text;
+  // One child span of the run's per migration (each attempt of a retried segment has its own).
+  await inSpan(
+    migratorTracer(),
+    MIGRATION_SPAN,
+    { attributes: { version, name: entry.name, direction } },
+    async () => step?.({ sql: context.sql, schema: where.schema, version, name: entry.name }),
+  );
 }

@@ -113,4 +113,17 @@ export const inboxMigrations: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: "1.3.0",
+    name: "trace_parent",
+    checksum: "ac13b73985abf090251e089574d533bd6b4e6a31f88fd2768f74ac1bfa0c35eb",
+    // The W3C traceparent of the webhook span that stored the row (null without tracing), so the worker's spans,
+    // later and maybe in another process, link to the delivery. Nullable: no rewrite of existing rows.
+    async up({ sql }) {
+      await sql.unsafe("ALTER TABLE messaging.inbox ADD COLUMN trace_parent text");
+    },
+    async down({ sql }) {
+      await sql.unsafe("ALTER TABLE messaging.inbox DROP COLUMN trace_parent");
+    },
+  },
 ];

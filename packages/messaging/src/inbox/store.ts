@@ -24,6 +24,8 @@ export interface ClaimedMessage {
   replyParts: string[] | null;
   partsSent: number;
   lastError: string | null;
+  /** The traceparent of the webhook span that stored it; null without tracing. */
+  traceParent: string | null;
 }
 
 /** What the inbox listing shows; the message content stays in the database. */
@@ -55,6 +57,8 @@ export interface DeliveryWrite {
   channel: string;
   messages: readonly InboundMessage[];
   rejected: readonly RejectedMessage[];
+  /** The W3C traceparent of the webhook span that received them, stored with each row (tracing on). */
+  traceParent?: string | undefined;
   /** The conversation of a message (the channel's session id), which orders and erases it. */
   sessionOf?: ((message: InboundMessage) => string) | undefined;
 }
@@ -176,8 +180,9 @@ export class InboxStore {
     messages: readonly InboundMessage[],
     rejected: readonly RejectedMessage[] = [],
     sessionOf?: (message: InboundMessage) => string,
+    traceParent?: string,
   ): Promise<InsertCounts> {
-    const delivery = { channel, messages, rejected, sessionOf };
+    const delivery = { channel, messages, rejected, sessionOf, traceParent };
     if (this.groupCommit !== undefined) {
       return this.groupCommit.submit(delivery).then(resultOrThrow);
     }
@@ -246,11 +251,11 @@ export class InboxStore {
     const inserted = await this.sql<{ channel: string; message_id: string; status: string }[]>`
       INSERT INTO messaging.inbox
         (channel, message_id, account_id, sender, message_type, message, status, last_error, session_id,
-         sent_at, seq)
+         sent_at, seq, trace_parent)
       SELECT r->>'channel', r->>'key', r->>'accountId', r->>'from', r->>'type', r->'message', r->>'status',
              r->>'reason', r->>'session',
              coalesce(to_timestamp((r->>'sentAt')::double precision / 1000), now()),
-             nextval('messaging.inbox_seq')
+             nextval('messaging.inbox_seq'), r->>'traceParent'
       FROM jsonb_array_elements(${jsonForPostgres(rows)}::text::jsonb) WITH ORDINALITY AS a(r, n)
       ON CONFLICT (channel, message_id) DO NOTHING
       RETURNING channel, message_id, status, pg_notify(${INBOX_NOTIFY_CHANNEL}, channel)
@@ -298,6 +303,7 @@ export class InboxStore {
       replyParts: row.reply_parts,
       partsSent: row.parts_sent,
       lastError: row.last_error,
+      traceParent: row.trace_parent,
     }));
   }
 
@@ -340,7 +346,7 @@ export class InboxStore {
       ) AS due
       WHERE i.channel = due.channel AND i.message_id = due.message_id
       RETURNING i.channel, i.message_id, i.lease_id, i.attempts, i.message, i.reply_parts, i.parts_sent,
-                i.last_error, set_config('synchronous_commit', 'off', true)
+                i.last_error, i.trace_parent, set_config('synchronous_commit', 'off', true)
     `;
   }
 
@@ -667,6 +673,7 @@ interface ClaimRow {
   reply_parts: string[] | null;
   parts_sent: number;
   last_error: string | null;
+  trace_parent: string | null;
 }
 
 /** A row to insert, as the INSERT reads it from JSON. */
@@ -679,6 +686,7 @@ interface InboxRow {
   message: unknown;
   status: "pending" | "rejected" | "notice";
   reason: string | null;
+  traceParent?: string | undefined;
   session?: string | undefined;
   sentAt?: number | undefined;
 }
@@ -704,6 +712,7 @@ function rowsOf(delivery: DeliveryWrite): InboxRow[] {
       reason: null,
       session: delivery.sessionOf?.(message),
       sentAt: stampOf(message.sentAt),
+      traceParent: delivery.traceParent,
     })),
     ...delivery.rejected.map(({ raw, ...rejection }) => ({
       ...rejection,
@@ -711,6 +720,7 @@ function rowsOf(delivery: DeliveryWrite): InboxRow[] {
       // What failed its channel's schema is kept as sent, so an operator can recover it.
       message: raw === undefined ? { rejected: rejection.reason } : { rejected: rejection.reason, raw },
       status: "rejected" as const,
+      traceParent: delivery.traceParent,
     })),
   ];
 }

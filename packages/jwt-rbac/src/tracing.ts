@@ -1,0 +1,47 @@
+import { inSpan, type Tracer, tracerFor } from "@agent-platform/common/internal";
+import type { AuthResult } from "./auth.js";
+import { isSupportedAlgorithm } from "./token/algorithms.js";
+import type { Base64UrlCodec } from "./token/base64url.js";
+
+/** The span of each authentication, when an OpenTelemetry SDK is registered (see the README's "Tracing"). */
+export const AUTHENTICATE_SPAN = "jwt-rbac authenticate";
+
+export const authTracer: () => Tracer | undefined = tracerFor("@agent-platform/jwt-rbac");
+
+/** The `alg` a JWT's header names, when it is one this package knows; never anything else from the token. */
+export function headerAlgorithm(token: string, codec: Base64UrlCodec): string | undefined {
+  const dot = token.indexOf(".");
+  if (dot <= 0 || dot > 1024) return undefined;
+  try {
+    const alg = (JSON.parse(codec.text(token, 0, dot) ?? "null") as { alg?: unknown } | null)?.alg;
+    return typeof alg === "string" && isSupportedAlgorithm(alg) ? alg : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `decide` in a `jwt-rbac authenticate` span with `result` (`allowed`/`denied`), `reason` (the `AuthError` reason,
+ * or `ok`), `algorithm` (the token header's, when a JWT) and `cache_hit`. The answer is the one `decide` gives.
+ */
+export function traced<C extends object>(
+  tracer: Tracer,
+  before: () => { algorithm: string | undefined; cacheHit: boolean },
+  decide: () => AuthResult<C> | Promise<AuthResult<C>>,
+): AuthResult<C> | Promise<AuthResult<C>> {
+  const { algorithm, cacheHit } = before();
+  return inSpan(
+    tracer,
+    AUTHENTICATE_SPAN,
+    { attributes: { cache_hit: cacheHit, ...(algorithm === undefined ? {} : { algorithm }) } },
+    (span) => {
+      const record = (result: AuthResult<C>) => {
+        span?.setAttribute("result", result.ok ? "allowed" : "denied");
+        span?.setAttribute("reason", result.ok ? "ok" : result.error.reason);
+        return result;
+      };
+      const result = decide();
+      return result instanceof Promise ? result.then(record) : record(result);
+    },
+  );
+}
