@@ -167,12 +167,17 @@ describe.skipIf(!TEST_DATABASE_URL)(
           expect(outcome).toMatchObject({ applied: versions });
           const attempts = (outcome as { segments: { attempts: { outcome: string; relation: unknown }[] }[] })
             .segments[0]?.attempts;
-          expect(attempts).toEqual([
-            ...Array.from({ length: releaseAfter }, () =>
-              expect.objectContaining({ outcome: "lock_timeout", relation: `${schema}.t_users` }),
-            ),
-            expect.objectContaining({ outcome: "committed", relation: null }),
+          expect(attempts?.map((a) => a.outcome)).toEqual([
+            ...Array.from({ length: releaseAfter }, () => "lock_timeout"),
+            "committed",
           ]);
+          // The relation comes from sampling pg_locks while the attempt waits (best effort: a sample that misses
+          // the short wait on a loaded machine leaves it unknown), never another relation.
+          const relations = attempts?.map((a) => a.relation);
+          expect(relations?.at(-1)).toBeNull();
+          for (const relation of relations?.slice(0, -1) ?? [])
+            expect([`${schema}.t_users`, null]).toContain(relation);
+          expect(relations).toContain(`${schema}.t_users`);
           expect(retries.map((e) => [e.version, e.versions])).toEqual(
             Array.from({ length: releaseAfter }, () => [`1.${blocked}.0`, versions]),
           );
