@@ -5,6 +5,7 @@ import type { AgentHandler } from "../src/agents/agent.js";
 import { createWhatsAppChannel } from "../src/channels/whatsapp/channel.js";
 import { DeliveryError } from "../src/errors.js";
 import { migrateInbox } from "../src/inbox/schema.js";
+import { SendPace } from "../src/inbox/send-pace.js";
 import { InboxStore } from "../src/inbox/store.js";
 import { InboxWorker } from "../src/inbox/worker.js";
 import { type GraphStub, startGraphStub, waitFor } from "./support/api-stubs.js";
@@ -36,6 +37,7 @@ describe.each(DATABASES)("inbox worker on $name", ({ fresh }) => {
   function worker(agent: AgentHandler, concurrency: number, workerLogger: Logger = logger) {
     return new InboxWorker({
       store,
+      pace: new SendPace(sql),
       channel: createWhatsAppChannel({
         verifyToken: undefined,
         appSecret: "s",

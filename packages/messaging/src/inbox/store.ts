@@ -341,6 +341,19 @@ export class InboxStore {
     );
   }
 
+  /**
+   * Back to `pending` for `delayMs` without counting the attempt (its send was paced, not refused), the first
+   * `partsSent` parts recorded as accepted.
+   */
+  async defer(lease: ClaimedMessage, partsSent: number, delayMs: number): Promise<boolean> {
+    return this.updateLeased(
+      lease,
+      this
+        .sql`status = 'pending', lease_id = NULL, attempts = greatest(attempts - 1, 0), parts_sent = ${partsSent},
+               next_attempt_at = now() + ${delayMs}::double precision * interval '1 millisecond'`,
+    );
+  }
+
   /** `error` may quote an agent's or a chat API's answer: text PostgreSQL refuses is stored as U+FFFD. */
   async markFailed(lease: ClaimedMessage, error: string): Promise<boolean> {
     return this.updateLeased(
