@@ -10,7 +10,7 @@ import type { ClaimedMessage, InboxStore } from "./store.js";
  * The longest a message waits in its worker for a send permit (see SendPace); a longer wait puts it back to
  * `pending` until then, without counting an attempt, so a paced chat does not hold a worker's slot for long.
  */
-const MAX_PACE_WAIT_MS = 10_000;
+const MAX_PACE_WAIT_MS = 2_000;
 
 export interface InboxWorkerOptions {
   store: InboxStore;
