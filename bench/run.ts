@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { runHttpGroup } from "./src/http.js";
 import { runInboxGroup } from "./src/inbox.js";
 import { runMigratorGroup } from "./src/migrator.js";
+import { runObservabilityGroup } from "./src/observability.js";
 import {
   describeMachine,
   describeSource,
@@ -34,6 +35,7 @@ const GROUPS: Record<string, (options: { quick: boolean }) => Promise<GroupResul
   migrator: runMigratorGroup,
   webhook: runWebhookGroup,
   inbox: runInboxGroup,
+  observability: runObservabilityGroup,
 };
 
 const args = process.argv.slice(2);
