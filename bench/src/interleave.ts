@@ -28,9 +28,15 @@ export function interleavedCpuRounds(
  * round, so the machine's load, which moves both alike within a round, cancels out of each ratio.
  */
 export function medianRoundRatio(measured: readonly number[], base: readonly number[]): number {
-  const ratios = measured.flatMap((value, i) => {
-    const b = base[i];
-    return b === undefined || !(b > 0) || !Number.isFinite(value) ? [] : [value / b];
-  });
-  return median(ratios);
+  return median(roundRatios(measured, base));
+}
+
+/** `measured[i] / base[i]` for every round where both were measured, sorted. */
+export function roundRatios(measured: readonly number[], base: readonly number[]): number[] {
+  return measured
+    .flatMap((value, i) => {
+      const b = base[i];
+      return b === undefined || !(b > 0) || !Number.isFinite(value) ? [] : [value / b];
+    })
+    .sort((a, b) => a - b);
 }
