@@ -314,8 +314,8 @@ export async function runObservabilityGroup(options: { quick: boolean }): Promis
   const title = "6. Cost of the observability instrumentation (metrics, tracing, decision audit)";
   const { dir: baseDir, commit } = uninstrumentedCheckout((line) => console.log(line));
   const http = {
-    rounds: options.quick ? 2 : 9,
-    durationSeconds: options.quick ? 1 : 2,
+    rounds: options.quick ? 2 : 15,
+    durationSeconds: options.quick ? 1 : 1.5,
     warmupSeconds: options.quick ? 0 : 1,
   };
   const verify = await verifyComparisons(baseDir, options.quick);
