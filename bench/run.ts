@@ -5,6 +5,7 @@ import { runFloodsGroup } from "./src/floods.js";
 import { runHttpGroup } from "./src/http.js";
 import { runInboxGroup } from "./src/inbox.js";
 import { runMigratorGroup } from "./src/migrator.js";
+import { runObservabilityGroup } from "./src/observability.js";
 import {
   describeMachine,
   describeSource,
@@ -36,6 +37,7 @@ const GROUPS: Record<string, (options: { quick: boolean }) => Promise<GroupResul
   webhook: runWebhookGroup,
   inbox: runInboxGroup,
   floods: runFloodsGroup,
+  observability: runObservabilityGroup,
 };
 
 const args = process.argv.slice(2);

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createVerifier } from "fast-jwt";
 import { createFloorVerifier } from "./floor.js";
+import { interleavedCpuRounds } from "./interleave.js";
 import { ALGORITHMS, type Alg, makeKeys, signToken } from "./keys.js";
 import { BENCH_PATH, type CreateJwtAuth, oursOptions } from "./ours.js";
 import { median } from "./stats.js";
@@ -46,16 +47,7 @@ const fastJwt = createVerifier({ key: keys.verificationText, algorithms: [alg], 
 const floor = createFloorVerifier(alg, keys.verifyKey);
 variants.push(["fast-jwt, no cache", () => fastJwt(token)], ["floor", () => floor(token)]);
 
-const samples = new Map<string, number[]>(variants.map(([name]) => [name, []]));
-for (const [, run] of variants) for (let i = 0; i < 20_000; i++) run();
-for (let round = 0; round < rounds; round++) {
-  for (const [name, run] of variants) {
-    const start = process.cpuUsage();
-    for (let i = 0; i < ops; i++) run();
-    const cpu = process.cpuUsage(start);
-    samples.get(name)?.push((cpu.user + cpu.system) / ops);
-  }
-}
+const samples = interleavedCpuRounds(variants, { rounds, ops });
 const floorUs = median(samples.get("floor") ?? []);
 console.log(
   `${alg}, ${cached ? "cache on" : "cache off"}, ${rounds} rounds of ${ops} ops, median CPU µs/op:`,
