@@ -26,9 +26,13 @@ import { type OpaqueConfig, resolveOpaque } from "./token/introspection/index.js
 import { checkKeyShapes, type KeySources, normalisePem, parseJwks } from "./token/keys.js";
 import type { RemoteKeysSettings } from "./token/remote-jwks.js";
 import type { Runtime } from "./token/signature-types.js";
-import type { TenantsConfig } from "./token/tenants/index.js";
 import { DEFAULT_MAX_TENANT_ISSUERS, type IssuerResolver } from "./token/tenants/options.js";
-import { compileTemplate, type IssuerTemplate, isTemplate } from "./token/tenants/template.js";
+import {
+  compileTemplate,
+  type IssuerTemplate,
+  isTemplate,
+  type TenantsConfig,
+} from "./token/tenants/template.js";
 
 /** One trusted issuer (or, without `issuers`, the top-level options): its keys and claim rules. */
 export interface IssuerConfig extends KeySources, ClaimRules {

@@ -3,7 +3,9 @@ import type { JSONWebKeySet } from "jose";
 import type { RbacPolicy } from "./rbac/policy.js";
 import type { DpopOptions } from "./token/dpop/options.js";
 import type { IntrospectionOptions, TokenVerifierHook } from "./token/introspection/options.js";
-import type { IssuerResolver } from "./token/tenants/options.js";
+import type { IssuerOptions, IssuerResolver } from "./token/tenants/options.js";
+
+export type { IssuerOptions } from "./token/tenants/options.js";
 
 /** Where the token is read from. */
 export const TokenSource = {
@@ -38,27 +40,6 @@ export interface CacheOptions {
   max: number;
   /** Longest time a verified token is trusted without re-verification, in milliseconds. */
   ttlMs: number;
-}
-
-/** One trusted token issuer, with its own keys and settings (`issuers`). */
-export interface IssuerOptions {
-  /** Compared exactly, as a string, with the token's `iss`. */
-  issuer: string;
-  /** This issuer's remote JWKS (https, or http on loopback). */
-  jwksUrl?: string;
-  /** `true`: find the JWKS through `{issuer}/.well-known/openid-configuration` (read once, issuer checked). */
-  discovery?: boolean;
-  verificationKeys?: readonly string[];
-  jwks?: JSONWebKeySet;
-  /** Expected audience for this issuer's tokens. Default: the top-level `audience`. */
-  audience?: string | readonly string[];
-  /** Accepted algorithms for this issuer. Default: the top-level ones. */
-  algorithms?: readonly string[];
-  /**
-   * For a template `issuer` (one `{placeholder}`, as in `https://login.microsoftonline.com/{tenantid}/v2.0`):
-   * the tenants trusted, as an allow-list or a validator of the placeholder's value. Required for templates.
-   */
-  tenants?: readonly string[] | ((tenant: string) => boolean);
 }
 
 /** Fetch discipline of remote key sets (`jwksUrl`, `discovery`). */

@@ -11,6 +11,7 @@ export { echoAgent } from "./agents/echo.js";
 export { createHttpAgent } from "./agents/http.js";
 export type {
   Channel,
+  ChannelRoute,
   HandshakeResult,
   HeaderReader,
   InboundMedia,
@@ -19,7 +20,6 @@ export type {
   OutboundReply,
   ParsedDelivery,
 } from "./channel.js";
-export type { ChannelRoute } from "./channels/routes.js";
 export { type SlackOptions, slack } from "./channels/slack/index.js";
 export { type TelegramOptions, telegram } from "./channels/telegram/index.js";
 export { type WhatsAppOptions, whatsapp } from "./channels/whatsapp/index.js";

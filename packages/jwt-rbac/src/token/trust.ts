@@ -1,20 +1,12 @@
 import type { Logger } from "@agent-platform/common";
 import type { IssuerConfig, ResolvedConfig } from "../config.js";
-import type { ClaimRules } from "./claims.js";
 import { discoverJwksUri } from "./discovery.js";
 import { describeUrl } from "./fetch-json.js";
-import { loadStaticKeys, type StaticKeys } from "./keys.js";
+import { loadStaticKeys } from "./keys.js";
 import { RemoteKeySet } from "./remote-jwks.js";
 import type { SignatureVerifier } from "./signature-types.js";
 import { TenantIssuers } from "./tenants/index.js";
-
-/** One trusted issuer, ready to verify: its claim rules, algorithms, local keys and remote key set. */
-export interface TrustedIssuer {
-  readonly rules: ClaimRules;
-  readonly allowed: ReadonlySet<string>;
-  readonly keys: StaticKeys;
-  readonly remote: RemoteKeySet | undefined;
-}
+import type { TrustedIssuer } from "./trusted-issuer.js";
 
 /** Who is trusted: issuers by their exact `iss` string, or one issuer for tokens with any `iss`. */
 export interface Trust {

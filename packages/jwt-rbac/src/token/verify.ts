@@ -5,7 +5,8 @@ import { checkClaims } from "./claims.js";
 import { type DecodedJws, decodeJws } from "./decode.js";
 import type { PreparedKey } from "./keys.js";
 import type { Runtime, SignatureVerifier } from "./signature-types.js";
-import { selectIssuer, type Trust, type TrustedIssuer } from "./trust.js";
+import { selectIssuer, type Trust } from "./trust.js";
+import type { TrustedIssuer } from "./trusted-issuer.js";
 import { typMatcher, wrongTypError } from "./typ.js";
 
 export interface VerifierConfig {

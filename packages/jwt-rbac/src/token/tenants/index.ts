@@ -1,17 +1,15 @@
 import type { Logger } from "@agent-platform/common";
-import type { IssuerOptions } from "../../options.js";
 import { RateBound } from "../introspection/rate.js";
-import type { TrustedIssuer } from "../trust.js";
-import { type IssuerResolver, MAX_ISSUER_LENGTH, TENANT_ISSUERS_PER_SECOND } from "./options.js";
-import { type IssuerTemplate, instantiate } from "./template.js";
+import type { TrustedIssuer } from "../trusted-issuer.js";
+import {
+  type IssuerOptions,
+  type IssuerResolver,
+  MAX_ISSUER_LENGTH,
+  TENANT_ISSUERS_PER_SECOND,
+} from "./options.js";
+import { instantiate, type TenantsConfig } from "./template.js";
 
 /** Templates and a resolver, as resolved by the configuration. */
-export interface TenantsConfig {
-  readonly templates: readonly IssuerTemplate[];
-  readonly resolver: IssuerResolver | undefined;
-  readonly max: number;
-}
-
 type Slot = TrustedIssuer | undefined | Promise<TrustedIssuer | undefined>;
 
 /**
