@@ -1,7 +1,7 @@
 import type { JWTPayload } from "jose";
+import { runtime } from "#runtime";
 import { createJwtAuthOn, type JwtAuth } from "./auth.js";
 import type { JwtRbacOptions } from "./options.js";
-import { runtime } from "./runtime.js";
 
 // The platform's shared configuration error and logger shape, so a user of this package needs no other import.
 export {
