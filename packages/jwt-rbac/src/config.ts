@@ -18,14 +18,11 @@ import { PLATFORM_ADMIN_SCOPE, PLATFORM_POLICY } from "./platform-policy/index.j
 import type { RbacPolicy } from "./rbac/policy.js";
 import { parseScope, type ScopeAliases } from "./rbac/scopes.js";
 import type { ClaimNames } from "./state.js";
-import { isSupportedAlgorithm } from "./token/algorithms.js";
-import type { ClaimRules } from "./token/claims.js";
 import { type DpopConfig, resolveDpop } from "./token/dpop/index.js";
-import { isAllowedRemoteUrl } from "./token/fetch-json.js";
 import { type OpaqueConfig, resolveOpaque } from "./token/introspection/index.js";
-import { checkKeyShapes, type KeySources, normalisePem, parseJwks } from "./token/keys.js";
-import type { RemoteKeysSettings } from "./token/remote-jwks.js";
-import type { Runtime } from "./token/signature-types.js";
+import { isAllowedRemoteUrl } from "./token/keys/fetch-json.js";
+import { checkKeyShapes, type KeySources, normalisePem, parseJwks } from "./token/keys/keys.js";
+import type { RemoteKeysSettings } from "./token/keys/remote-jwks.js";
 import { DEFAULT_MAX_TENANT_ISSUERS, type IssuerResolver } from "./token/tenants/options.js";
 import {
   compileTemplate,
@@ -33,6 +30,9 @@ import {
   isTemplate,
   type TenantsConfig,
 } from "./token/tenants/template.js";
+import { isSupportedAlgorithm } from "./token/verify/algorithms.js";
+import type { ClaimRules } from "./token/verify/claims.js";
+import type { Runtime } from "./token/verify/signature-types.js";
 
 /** One trusted issuer (or, without `issuers`, the top-level options): its keys and claim rules. */
 export interface IssuerConfig extends KeySources, ClaimRules {

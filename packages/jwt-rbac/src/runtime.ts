@@ -1,7 +1,7 @@
 import { configError } from "@agent-platform/common/internal";
-import { portableBase64Url } from "./token/base64url.js";
-import { webCryptoVerifier } from "./token/signature.js";
-import type { Runtime } from "./token/signature-types.js";
+import { portableBase64Url } from "./token/verify/base64url.js";
+import { webCryptoVerifier } from "./token/verify/signature.js";
+import type { Runtime } from "./token/verify/signature-types.js";
 
 /**
  * The runtime-neutral build (jose over WebCrypto). The package's `node` export condition points at a

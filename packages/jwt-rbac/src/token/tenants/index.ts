@@ -1,6 +1,6 @@
 import type { Logger } from "@agent-platform/common";
 import { RateBound } from "../introspection/rate.js";
-import type { TrustedIssuer } from "../trusted-issuer.js";
+import type { TrustedIssuer } from "../keys/trusted-issuer.js";
 import {
   type IssuerOptions,
   type IssuerResolver,

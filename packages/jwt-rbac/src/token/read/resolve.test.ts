@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { AuthError } from "../errors.js";
-import { TokenSource } from "../options.js";
+import type { AuthError } from "../../errors.js";
+import { TokenSource } from "../../options.js";
 import { readHeader } from "./headers.js";
 import { REPEATED_COOKIE, readCookie, resolveToken } from "./resolve.js";
 

@@ -1,11 +1,11 @@
 import type { Logger } from "@agent-platform/common";
-import type { IssuerConfig, ResolvedConfig } from "../config.js";
+import type { IssuerConfig, ResolvedConfig } from "../../config.js";
+import { TenantIssuers } from "../tenants/index.js";
+import type { SignatureVerifier } from "../verify/signature-types.js";
 import { discoverJwksUri } from "./discovery.js";
 import { describeUrl } from "./fetch-json.js";
 import { loadStaticKeys } from "./keys.js";
 import { RemoteKeySet } from "./remote-jwks.js";
-import type { SignatureVerifier } from "./signature-types.js";
-import { TenantIssuers } from "./tenants/index.js";
 import type { TrustedIssuer } from "./trusted-issuer.js";
 
 /** Who is trusted: issuers by their exact `iss` string, or one issuer for tokens with any `iss`. */

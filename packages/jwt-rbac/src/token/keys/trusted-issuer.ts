@@ -1,4 +1,4 @@
-import type { ClaimRules } from "./claims.js";
+import type { ClaimRules } from "../verify/claims.js";
 import type { StaticKeys } from "./keys.js";
 import type { RemoteKeySet } from "./remote-jwks.js";
 

@@ -1,4 +1,4 @@
-import { getOrCreate } from "../get-or-create.js";
+import { getOrCreate } from "../../get-or-create.js";
 import { type Base64UrlCodec, isBase64Url } from "./base64url.js";
 
 /** The protected header fields the verifier looks at. Everything else (jwk, jku, x5u, x5c, ...) is ignored. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nodeBase64Url } from "../node/base64url.js";
+import { nodeBase64Url } from "../../node/base64url.js";
 import { decodeBase64Url, portableBase64Url } from "./base64url.js";
 
 const decodeBase64UrlText = portableBase64Url.text;

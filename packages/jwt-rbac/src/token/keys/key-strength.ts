@@ -1,5 +1,5 @@
 import type { JWK } from "jose";
-import { decodeBase64Url } from "./base64url.js";
+import { decodeBase64Url } from "../verify/base64url.js";
 import {
   bigEndianInt,
   ed25519PointProblem,

@@ -1,10 +1,10 @@
 import type { Logger } from "@agent-platform/common";
 import type { JWK } from "jose";
-import type { JwtAlgorithm } from "../options.js";
+import type { JwtAlgorithm } from "../../options.js";
+import type { SignatureVerifier } from "../verify/signature-types.js";
 import { describeUrl, type FetchLimits, fetchJson } from "./fetch-json.js";
 import { type FreshnessBounds, freshnessMs } from "./freshness.js";
 import { indexJwks, type KeyIndex } from "./keys.js";
-import type { SignatureVerifier } from "./signature-types.js";
 import { WeakKeyFilter } from "./weak-keys.js";
 
 export interface RemoteKeysSettings extends FetchLimits, FreshnessBounds {

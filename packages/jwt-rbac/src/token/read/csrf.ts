@@ -11,7 +11,7 @@
  * cross-site without a preflight, pass; so does a token from a header, which a cross-site form cannot set.
  * OPTIONS is checked: a preflight never carries a cookie, and an `app.all` handler may act on any other.
  */
-import { type AuthError, crossSiteError } from "../errors.js";
+import { type AuthError, crossSiteError } from "../../errors.js";
 import { type HeadersInput, readHeader } from "./headers.js";
 
 export interface CsrfConfig {

@@ -1,12 +1,12 @@
-import { AuthError, invalidTokenError } from "../errors.js";
-import type { JwtAlgorithm } from "../options.js";
+import { AuthError, invalidTokenError } from "../../errors.js";
+import type { JwtAlgorithm } from "../../options.js";
+import type { PreparedKey } from "../keys/keys.js";
+import { selectIssuer, type Trust } from "../keys/trust.js";
+import type { TrustedIssuer } from "../keys/trusted-issuer.js";
 import type { Base64UrlCodec } from "./base64url.js";
 import { checkClaims } from "./claims.js";
 import { type DecodedJws, decodeJws } from "./decode.js";
-import type { PreparedKey } from "./keys.js";
 import type { Runtime, SignatureVerifier } from "./signature-types.js";
-import { selectIssuer, type Trust } from "./trust.js";
-import type { TrustedIssuer } from "./trusted-issuer.js";
 import { typMatcher, wrongTypError } from "./typ.js";
 
 export interface VerifierConfig {

@@ -1,4 +1,4 @@
-import { type AuthError, invalidTokenError } from "../errors.js";
+import { type AuthError, invalidTokenError } from "../../errors.js";
 
 export interface ClaimRules {
   /** Seconds. */

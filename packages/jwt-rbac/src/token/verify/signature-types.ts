@@ -1,4 +1,4 @@
-import type { JwtAlgorithm } from "../options.js";
+import type { JwtAlgorithm } from "../../options.js";
 import type { Base64UrlCodec } from "./base64url.js";
 
 /** A verification key imported once at construction, bound to one algorithm. */

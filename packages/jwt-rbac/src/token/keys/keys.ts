@@ -1,11 +1,11 @@
 import type { Logger } from "@agent-platform/common";
 import { configError } from "@agent-platform/common/internal";
 import { exportJWK, importJWK, importSPKI, importX509, type JWK } from "jose";
-import { getOrCreate } from "../get-or-create.js";
-import type { JwtAlgorithm } from "../options.js";
-import { hashBits, isHmac, keyFamily } from "./algorithms.js";
+import { getOrCreate } from "../../get-or-create.js";
+import type { JwtAlgorithm } from "../../options.js";
+import { hashBits, isHmac, keyFamily } from "../verify/algorithms.js";
+import type { SignatureVerifier } from "../verify/signature-types.js";
 import { keyWeakness } from "./key-strength.js";
-import type { SignatureVerifier } from "./signature-types.js";
 import { jwksKeyLabel, WeakKeyFilter } from "./weak-keys.js";
 
 /** What a configured key string looks like, decided without importing it. */

@@ -1,4 +1,4 @@
-import { type JwtAlgorithm, SUPPORTED_ALGORITHMS } from "../options.js";
+import { type JwtAlgorithm, SUPPORTED_ALGORITHMS } from "../../options.js";
 
 export type KeyFamily = "oct" | "RSA" | "EC" | "OKP";
 

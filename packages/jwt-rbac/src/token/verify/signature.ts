@@ -1,5 +1,5 @@
 import { compactVerify } from "jose";
-import type { JwtAlgorithm } from "../options.js";
+import type { JwtAlgorithm } from "../../options.js";
 import type { ImportedKey, SignatureVerifier } from "./signature-types.js";
 
 /**

@@ -1,5 +1,10 @@
-import { type AuthError, invalidTokenError, missingTokenError, repeatedCredentialsError } from "../errors.js";
-import { TokenSource } from "../options.js";
+import {
+  type AuthError,
+  invalidTokenError,
+  missingTokenError,
+  repeatedCredentialsError,
+} from "../../errors.js";
+import { TokenSource } from "../../options.js";
 import { type CsrfConfig, type CsrfRequest, crossSiteRefusal } from "./csrf.js";
 import { readHeader } from "./headers.js";
 

@@ -1,4 +1,4 @@
-import { invalidTokenError } from "../errors.js";
+import { invalidTokenError } from "../../errors.js";
 
 /**
  * The `typ` values a token may carry when `requireTyp` is set. RFC 8725 §3.11: compared
