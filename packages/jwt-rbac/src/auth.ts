@@ -8,15 +8,21 @@ import { type CanonicalPath, pathReader, relativeTo } from "./rbac/canonical-pat
 import { compileRoute, RouteTable } from "./rbac/routes.js";
 import { type ScopeSet, scopeSet } from "./rbac/scopes.js";
 import { type AuthState, anonymousState, authenticatedState, NO_IDS } from "./state.js";
-import { boundAsBearerError } from "./token/dpop/errors.js";
-import { DpopGate } from "./token/dpop/index.js";
-import { type OpaqueOutcome, OpaqueTokens } from "./token/introspection/index.js";
-import { loadTrust, type Trust } from "./token/keys/trust.js";
-import { type HeadersInput, isCorsPreflight } from "./token/read/headers.js";
-import { resolveToken } from "./token/read/resolve.js";
-import { TokenCache } from "./token/verify/cache.js";
-import type { Runtime } from "./token/verify/signature-types.js";
-import { TokenVerifier, type VerifyResult } from "./token/verify/verify.js";
+import {
+  boundAsBearerError,
+  DpopGate,
+  type HeadersInput,
+  isCorsPreflight,
+  loadTrust,
+  type OpaqueOutcome,
+  OpaqueTokens,
+  type Runtime,
+  resolveToken,
+  TokenCache,
+  TokenVerifier,
+  type Trust,
+  type VerifyResult,
+} from "./token/index.js";
 
 /** The framework-free view of a request. */
 export interface AuthRequest {

@@ -43,12 +43,12 @@ export {
   type SqlQuery,
 } from "./token/dpop/postgres-replay-store.js";
 export { MemoryReplayStore } from "./token/dpop/replay.js";
+export type { HeadersInput } from "./token/index.js";
 export type {
   ClientAuth,
   IntrospectionOptions,
   TokenVerifierHook,
 } from "./token/introspection/options.js";
-export type { HeadersInput } from "./token/read/headers.js";
 export type { IssuerResolver } from "./token/tenants/options.js";
 
 /**

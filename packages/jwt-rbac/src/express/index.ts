@@ -9,7 +9,7 @@ import {
   type JwtAuth,
   type JwtRbacOptions,
 } from "../index.js";
-import { requestOrigin } from "../token/read/csrf.js";
+import { requestOrigin } from "../token/index.js";
 
 export type { AuthState, JwtRbacOptions } from "../index.js";
 

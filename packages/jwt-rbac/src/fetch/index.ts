@@ -9,7 +9,7 @@ import {
   type JwtRbacOptions,
 } from "../index.js";
 import { canonicalPath } from "../rbac/canonical-path.js";
-import { originOfUrl } from "../token/read/csrf.js";
+import { originOfUrl } from "../token/index.js";
 
 /** `withJwtRbac` options: the core options and where the handler is mounted. */
 export interface FetchJwtRbacOptions extends JwtRbacOptions {
