@@ -54,7 +54,7 @@ export interface RemoteKeysOptions {
   maxAgeMs?: number;
 }
 
-/** Options of `createJwtAuth` and every adapter; each is described in the README's Options table. */
+/** Options of `createJwtAuth` and every adapter; each is described in the README's Options table and docs/options.md. */
 export interface JwtRbacOptions {
   /** Public keys (PEM SPKI, PEM certificate, JWK as JSON) or, for HS*, shared secrets. Tried in order. */
   verificationKeys?: readonly string[];
@@ -139,9 +139,9 @@ export interface JwtRbacOptions {
    * any other, or none, is `invalid_token`. Default: `typ` is not read.
    */
   requireTyp?: string;
-  /** Sender-constrained tokens (RFC 9449); see the README's "Sender-constrained tokens". */
+  /** Sender-constrained tokens (RFC 9449); see docs/dpop.md. */
   dpop?: DpopOptions;
-  /** Opaque tokens by RFC 7662 introspection; see the README's "Opaque tokens". */
+  /** Opaque tokens by RFC 7662 introspection; see docs/opaque-tokens.md. */
   introspection?: IntrospectionOptions;
   /** First-party opaque tokens (service-account tokens): `(token) => claims | null`, cached like introspection. */
   tokenVerifier?: TokenVerifierHook;
