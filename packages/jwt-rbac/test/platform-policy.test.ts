@@ -145,7 +145,8 @@ describe("the generic core", () => {
     ];
     for (const dir of ["token", "rbac"]) {
       const root = new URL(`../src/${dir}/`, import.meta.url);
-      for (const file of readdirSync(root).filter(
+      // Every folder below too (token/read, token/verify, token/keys, ...).
+      for (const file of readdirSync(root, { recursive: true, encoding: "utf8" }).filter(
         (name) => name.endsWith(".ts") && !name.endsWith(".test.ts"),
       )) {
         const text = readFileSync(new URL(file, root), "utf8");

@@ -1,12 +1,20 @@
 import type { Logger } from "@agent-platform/common";
-import type { IssuerConfig, ResolvedConfig } from "../../config.js";
+import type { TenantsSettings } from "../tenants/config.js";
 import { TenantIssuers } from "../tenants/index.js";
 import type { SignatureVerifier } from "../verify/signature-types.js";
+import type { IssuerConfig } from "./config.js";
 import { discoverJwksUri } from "./discovery.js";
 import { describeUrl } from "./fetch-json.js";
 import { loadStaticKeys } from "./keys.js";
-import { RemoteKeySet } from "./remote-jwks.js";
+import { RemoteKeySet, type RemoteKeysSettings } from "./remote-jwks.js";
 import type { TrustedIssuer } from "./trusted-issuer.js";
+
+/** What trust is built from: the resolved issuers, remote-key settings and tenants. */
+export interface TrustConfig {
+  readonly issuers: readonly IssuerConfig[];
+  readonly remoteKeys: RemoteKeysSettings;
+  readonly tenants: TenantsSettings | undefined;
+}
 
 /** Who is trusted: issuers by their exact `iss` string, or one issuer for tokens with any `iss`. */
 export interface Trust {
@@ -25,7 +33,7 @@ export function selectIssuer(trust: Trust, iss: unknown): TrustedIssuer | undefi
 
 function remoteKeySet(
   issuer: IssuerConfig,
-  config: ResolvedConfig,
+  config: TrustConfig,
   verifier: SignatureVerifier,
   logger: Logger,
   onChange: () => void,
@@ -61,7 +69,7 @@ function remoteKeySet(
 
 /** Imports every local key and sets up remote key sets (fetched on first need). Rejects with a ConfigError. */
 export async function loadTrust(
-  config: ResolvedConfig,
+  config: TrustConfig,
   verifier: SignatureVerifier,
   logger: Logger,
   onKeysChanged: () => void,
