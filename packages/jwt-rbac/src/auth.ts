@@ -1,28 +1,22 @@
 import type { JWTPayload } from "jose";
-import { resolveConfig } from "./config.js";
+import { type ResolvedConfig, resolveConfig } from "./config.js";
 import { AuthError, isAuthError, withResourceMetadata } from "./errors.js";
 import type { JwtRbacOptions } from "./options.js";
 import { type RouteAccess, routeAccess } from "./rbac/access.js";
 import { Authorizer } from "./rbac/authorize.js";
 import { type CanonicalPath, pathReader, relativeTo } from "./rbac/canonical-path.js";
 import { compileRoute, RouteTable } from "./rbac/routes.js";
-import { type ScopeSet, scopeSet } from "./rbac/scopes.js";
-import { type AuthState, anonymousState, authenticatedState, NO_IDS } from "./state.js";
+import type { ScopeSet } from "./rbac/scopes.js";
+import { type AuthState, anonymousState, NO_IDS } from "./state.js";
 import {
   boundAsBearerError,
   DpopGate,
   type HeadersInput,
   isCorsPreflight,
-  loadTrust,
-  type OpaqueOutcome,
-  OpaqueTokens,
   type Runtime,
   resolveToken,
-  TokenCache,
-  TokenVerifier,
-  type Trust,
-  type VerifyResult,
 } from "./token/index.js";
+import { type VerifiedToken, VerifiedTokens } from "./verified-tokens.js";
 
 /** The framework-free view of a request. */
 export interface AuthRequest {
@@ -85,16 +79,6 @@ export interface JwtAuth<C extends object = JWTPayload> {
   routeAccess(method: string, path: string): RouteAccess;
 }
 
-/** What a verified token yields, built once and then shared by every request carrying that token. */
-interface VerifiedToken {
-  /** `{ ok: true, state }` with no listing ids: the answer for most routes, reused as is. */
-  readonly result: { readonly ok: true; readonly state: AuthState };
-  /** Parsed scopes, only when authorization is on. */
-  readonly held: ScopeSet | undefined;
-  /** The key the token is bound to (`cnf.jkt`); `""` for a binding this package cannot check. */
-  readonly jkt: string | undefined;
-}
-
 /**
  * Whether a request skips authentication. The literal paths (all of the defaults) are one `Set`
  * lookup of the canonical path; the route trie is walked only when a pattern has wildcards.
@@ -117,110 +101,31 @@ function excludedPaths(
     (walk && table.match(method, segments) !== undefined);
 }
 
+/** The parts a request goes through, resolved once by `createJwtAuthOn`. */
+interface Parts {
+  readonly config: ResolvedConfig;
+  readonly tokens: VerifiedTokens;
+  readonly authorizer: Authorizer | undefined;
+  readonly dpop: DpopGate | undefined;
+}
+
 /** `createJwtAuth` on a given runtime build (the public entry points bind their own). */
 export function createJwtAuthOn<C extends object = JWTPayload>(
   runtime: Runtime,
   options: JwtRbacOptions,
 ): JwtAuth<C> {
   const config = resolveConfig(options, runtime);
-  const { logger } = config;
-  const cache =
-    config.cache === false ? undefined : new TokenCache<VerifiedToken>(config.cache.max, config.cache.ttlMs);
-  const verifier = new TokenVerifier(config, runtime);
-  const excluded = excludedPaths(config.excludedRoutePaths, config.caseSensitiveRoutes);
   const authorizer = config.authorization ? new Authorizer(config) : undefined;
+  const parts: Parts = {
+    config,
+    tokens: new VerifiedTokens(config, runtime, authorizer !== undefined),
+    authorizer,
+    dpop: config.dpop === undefined ? undefined : new DpopGate(config.dpop, runtime, config.logger),
+  };
+  const { tokens, dpop } = parts;
+  const excluded = excludedPaths(config.excludedRoutePaths, config.caseSensitiveRoutes);
   const anonymous: AuthResult<C> = { ok: true, state: anonymousState(config.authorization) };
-  const toleranceMs = config.clockTolerance * 1000;
-  const dpop = config.dpop === undefined ? undefined : new DpopGate(config.dpop, runtime, logger);
-  const opaque = config.opaque === undefined ? undefined : new OpaqueTokens(config.opaque, logger);
   const readPath = pathReader();
-
-  let trust: Trust | undefined;
-  // A remote key set whose content changed: tokens verified with the old keys must be verified again.
-  const loading = loadTrust(config, runtime.verifier, logger, () => cache?.clear());
-  const ready = loading.then((loaded) => {
-    trust = loaded;
-  });
-
-  function toVerifiedToken(
-    token: string,
-    payload: Record<string, unknown>,
-    nowMs: number,
-    notAfterMs?: number,
-  ): VerifiedToken {
-    // Shared by every request with this token: typed readonly, and never mutated here.
-    const state = authenticatedState(token, payload, config, config.authorization) as AuthState;
-    const entry: VerifiedToken = {
-      result: { ok: true, state },
-      held:
-        authorizer === undefined ? undefined : scopeSet(state.scopes, config.adminScope, config.scopeAliases),
-      jkt: state.authenticated ? state.confirmation?.jkt : undefined,
-    };
-    if (cache !== undefined) {
-      const exp = payload.exp;
-      const notAfter =
-        notAfterMs ?? (config.validate && typeof exp === "number" ? exp * 1000 + toleranceMs : undefined);
-      cache.set(token, entry, nowMs, notAfter);
-    }
-    return entry;
-  }
-
-  function verifiedTokenOrError(
-    token: string,
-    verified: VerifyResult,
-    nowMs: number,
-  ): VerifiedToken | AuthError {
-    return verified instanceof AuthError ? verified : toVerifiedToken(token, verified.payload, nowMs);
-  }
-
-  function settleOpaque(token: string, outcome: OpaqueOutcome, nowMs: number): VerifiedToken | AuthError {
-    return outcome instanceof AuthError
-      ? outcome
-      : toVerifiedToken(token, outcome.claims, nowMs, outcome.notAfterMs);
-  }
-
-  /** Synchronous whenever the keys are loaded and the verifier is synchronous (node:crypto). */
-  function verifyToken(
-    token: string,
-    nowMs: number,
-  ): VerifiedToken | AuthError | Promise<VerifiedToken | AuthError> {
-    if (opaque?.handles(token)) {
-      const outcome = opaque.verify(token, nowMs);
-      return outcome instanceof Promise
-        ? outcome.then((settled) => settleOpaque(token, settled, nowMs))
-        : settleOpaque(token, outcome, nowMs);
-    }
-    if (trust === undefined) {
-      return loading.then(async (loaded) =>
-        verifiedTokenOrError(token, await verifier.verify(token, loaded, nowMs), nowMs),
-      );
-    }
-    const verified = verifier.verify(token, trust, nowMs);
-    return verified instanceof Promise
-      ? verified.then((result) => verifiedTokenOrError(token, result, nowMs))
-      : verifiedTokenOrError(token, verified, nowMs);
-  }
-
-  function refuse(method: string, error: AuthError): AuthResult<C> {
-    logger.debug(`jwt-rbac: ${method} refused: ${error.reason}`);
-    const { resourceMetadata } = config;
-    return {
-      ok: false,
-      error: resourceMetadata === undefined ? error : withResourceMetadata(error, resourceMetadata),
-    };
-  }
-
-  function decide(method: string, path: CanonicalPath, entry: VerifiedToken | AuthError): AuthResult<C> {
-    if (entry instanceof AuthError) return refuse(method, entry);
-    // Without `dpop`, a bound token cannot be checked: refused, never taken for a bearer token.
-    if (entry.jkt !== undefined && dpop === undefined) return refuse(method, boundAsBearerError());
-    if (authorizer === undefined) return entry.result as AuthResult<C>;
-    const allowed = authorizer.authorize(method, path, entry.held as ScopeSet);
-    if (allowed instanceof AuthError) return refuse(method, allowed);
-    if (allowed === NO_IDS) return entry.result as AuthResult<C>;
-    const state = { ...entry.result.state, accessibleResourceIds: allowed };
-    return { ok: true, state: state as AuthState<C> };
-  }
 
   function authenticateNow(request: AuthRequest): AuthResult<C> | Promise<AuthResult<C>> {
     const method = request.method.toUpperCase();
@@ -228,49 +133,20 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     const full = readPath(request.path);
     const path =
       request.basePath === undefined || isAuthError(full) ? full : relativeTo(full, request.basePath);
-    if (isAuthError(path)) return refuse(method, path);
+    if (isAuthError(path)) return refuse(config, method, path);
     // A CORS preflight carries no credentials: it passes on, unauthenticated, to the CORS middleware. Any
     // other OPTIONS is authorized like every method (an `app.all` handler runs for it).
     if (method === "OPTIONS" && isCorsPreflight(request.headers)) return anonymous;
     if (excluded(method, path)) return anonymous;
-    if (dpop !== undefined) return authenticateDpop(dpop, request, method, path);
+    if (dpop !== undefined) return authenticateDpop(parts, dpop, request, method, path);
 
     const token = resolveToken(config, method, request);
-    if (typeof token !== "string") return refuse(method, token);
+    if (typeof token !== "string") return refuse(config, method, token);
 
-    const nowMs = Date.now();
-    const entry = cache?.get(token, nowMs) ?? verifyToken(token, nowMs);
+    const entry = tokens.get(token, Date.now());
     return entry instanceof Promise
-      ? entry.then((settled) => decide(method, path, settled))
-      : decide(method, path, entry);
-  }
-
-  /** The request through the DPoP gate (see token/dpop): asynchronous, as a proof is checked. */
-  async function authenticateDpop(
-    gate: DpopGate,
-    request: AuthRequest,
-    method: string,
-    path: CanonicalPath,
-  ): Promise<AuthResult<C>> {
-    const nowMs = Date.now();
-    const dpopToken = gate.dpopToken(request.headers, config.tokenHeaderKey);
-    const dpopScheme = dpopToken !== undefined;
-    const fail = async (error: AuthError): Promise<AuthResult<C>> => ({
-      ok: false,
-      error: await gate.refusal(error, dpopScheme, nowMs),
-    });
-    const token = dpopToken ?? resolveToken(config, method, request);
-    if (typeof token !== "string") return fail((refuse(method, token) as { error: AuthError }).error);
-    const entry = await (cache?.get(token, nowMs) ?? verifyToken(token, nowMs));
-    if (entry instanceof AuthError) return fail((refuse(method, entry) as { error: AuthError }).error);
-    const refused = await gate.check(request, token, entry.jkt, dpopScheme, nowMs);
-    if (refused !== undefined) return fail((refuse(method, refused) as { error: AuthError }).error);
-    const result = decide(method, path, entry);
-    if (!result.ok) return fail(result.error);
-    const nonce = gate.offer(nowMs);
-    // A state of this request's own: the cached one is shared, and the headers belong to this answer.
-    if (nonce === undefined) return result;
-    return { ok: true, state: { ...result.state }, headers: { "DPoP-Nonce": await nonce } };
+      ? entry.then((settled) => decide(parts, method, path, settled))
+      : decide(parts, method, path, entry);
   }
 
   const accessTables = {
@@ -281,13 +157,71 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
   };
 
   return {
-    ready,
+    ready: tokens.ready,
     verifier: runtime.verifier.name,
     routeAccess: (method, path) => routeAccess(accessTables, method, path),
-    clearCache: () => cache?.clear(),
+    clearCache: () => tokens.clear(),
     authenticateNow,
     async authenticate(request: AuthRequest): Promise<AuthResult<C>> {
       return authenticateNow(request);
     },
   };
+}
+
+function refuse<C extends object>(config: ResolvedConfig, method: string, error: AuthError): AuthResult<C> {
+  config.logger.debug(`jwt-rbac: ${method} refused: ${error.reason}`);
+  const { resourceMetadata } = config;
+  return {
+    ok: false,
+    error: resourceMetadata === undefined ? error : withResourceMetadata(error, resourceMetadata),
+  };
+}
+
+/** A verified token (or the error it got) on this route: the scopes it needs, a binding it cannot prove. */
+function decide<C extends object>(
+  { config, authorizer, dpop }: Parts,
+  method: string,
+  path: CanonicalPath,
+  entry: VerifiedToken | AuthError,
+): AuthResult<C> {
+  if (entry instanceof AuthError) return refuse(config, method, entry);
+  // Without `dpop`, a bound token cannot be checked: refused, never taken for a bearer token.
+  if (entry.jkt !== undefined && dpop === undefined) return refuse(config, method, boundAsBearerError());
+  if (authorizer === undefined) return entry.result as AuthResult<C>;
+  const allowed = authorizer.authorize(method, path, entry.held as ScopeSet);
+  if (allowed instanceof AuthError) return refuse(config, method, allowed);
+  if (allowed === NO_IDS) return entry.result as AuthResult<C>;
+  const state = { ...entry.result.state, accessibleResourceIds: allowed };
+  return { ok: true, state: state as AuthState<C> };
+}
+
+/** The request through the DPoP gate (see token/dpop): asynchronous, as a proof is checked. */
+async function authenticateDpop<C extends object>(
+  parts: Parts,
+  gate: DpopGate,
+  request: AuthRequest,
+  method: string,
+  path: CanonicalPath,
+): Promise<AuthResult<C>> {
+  const { config, tokens } = parts;
+  const nowMs = Date.now();
+  const dpopToken = gate.dpopToken(request.headers, config.tokenHeaderKey);
+  const dpopScheme = dpopToken !== undefined;
+  const fail = async (error: AuthError): Promise<AuthResult<C>> => ({
+    ok: false,
+    error: await gate.refusal(error, dpopScheme, nowMs),
+  });
+  const refused = (error: AuthError) => (refuse(config, method, error) as { error: AuthError }).error;
+  const token = dpopToken ?? resolveToken(config, method, request);
+  if (typeof token !== "string") return fail(refused(token));
+  const entry = await tokens.get(token, nowMs);
+  if (entry instanceof AuthError) return fail(refused(entry));
+  const proofRefused = await gate.check(request, token, entry.jkt, dpopScheme, nowMs);
+  if (proofRefused !== undefined) return fail(refused(proofRefused));
+  const result = decide<C>(parts, method, path, entry);
+  if (!result.ok) return fail(result.error);
+  const nonce = gate.offer(nowMs);
+  // A state of this request's own: the cached one is shared, and the headers belong to this answer.
+  if (nonce === undefined) return result;
+  return { ok: true, state: { ...result.state }, headers: { "DPoP-Nonce": await nonce } };
 }
