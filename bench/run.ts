@@ -1,6 +1,7 @@
 import { mkdtempSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { runFloodsGroup } from "./src/floods.js";
 import { runHttpGroup } from "./src/http.js";
 import { runInboxGroup } from "./src/inbox.js";
 import { runMigratorGroup } from "./src/migrator.js";
@@ -34,6 +35,7 @@ const GROUPS: Record<string, (options: { quick: boolean }) => Promise<GroupResul
   migrator: runMigratorGroup,
   webhook: runWebhookGroup,
   inbox: runInboxGroup,
+  floods: runFloodsGroup,
 };
 
 const args = process.argv.slice(2);

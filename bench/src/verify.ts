@@ -177,7 +177,11 @@ async function buildRows(keys: KeyMaterial, token: string): Promise<Row[]> {
     const client = proofPool();
     const bound = signToken(keys, { cnf: { jkt: client.jkt } });
     const proofs = await client.proofs("GET", DPOP_URL, bound, DPOP_PROOFS);
-    const dpop = createJwtAuth({ ...oursOptions(keys, { authorization: false }), dpop: { maxAgeSec: 3600 } });
+    const dpop = createJwtAuth({
+      ...oursOptions(keys, { authorization: false }),
+      publicOrigin: new URL(DPOP_URL).origin,
+      dpop: { maxAgeSec: 3600 },
+    });
     let next = 0;
     rows.push(
       row("oursDpopCache", () =>

@@ -94,6 +94,8 @@ export function jwtOptions(
       ? {}
       : { resourceMetadata: `${jwt.publicUrl}${PROTECTED_RESOURCE_PATH}` }),
     ...(jwt.allowedOrigins === undefined ? {} : { allowedOrigins: jwt.allowedOrigins }),
+    // The origin clients call: what a DPoP proof's `htu` names behind a TLS-terminating proxy.
+    ...(jwt.publicUrl === undefined ? {} : { publicOrigin: new URL(jwt.publicUrl).origin }),
     // The messaging package names its own routes, so a new channel needs no change here.
     scopeMappings: MESSAGING_ROUTE_POLICY.scopeMappings,
     excludedRoutePaths: [

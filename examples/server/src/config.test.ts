@@ -25,6 +25,7 @@ describe("loadConfig", () => {
       databases: [],
       platformId: "agent-platform",
       shutdownTimeoutMs: 10_000,
+      requestTimeoutMs: 10_000,
       migrateRetry: { attempts: 4, maxMs: 10_000 },
       jwt: {
         verificationKey: undefined,
@@ -182,5 +183,51 @@ describe("loadConfig", () => {
     expect(problems.some((p) => p.startsWith("PORT: "))).toBe(true);
     expect(problems.filter((p) => p.startsWith("DATABASES: "))).toHaveLength(2);
     expect(problems.join("\n")).not.toContain("secret");
+  });
+
+  describe("JWT_DPOP with PUBLIC_URL, PLATFORM_ENV and service tokens", () => {
+    const TOKENS = JSON.stringify([{ name: "ci", sha256: "a".repeat(64), scopes: ["config:read"] }]);
+    it.each([
+      [
+        "production without PUBLIC_URL",
+        { JWT_DPOP: "allowed", PLATFORM_ENV: "production" },
+        "JWT_DPOP=allowed with PLATFORM_ENV=production requires PUBLIC_URL",
+      ],
+      [
+        "required, production, without PUBLIC_URL",
+        { JWT_DPOP: "required", PLATFORM_ENV: "production" },
+        "JWT_DPOP=required with PLATFORM_ENV=production requires PUBLIC_URL",
+      ],
+      [
+        "a PUBLIC_URL with a path",
+        { JWT_DPOP: "allowed", PUBLIC_URL: "https://api.example.com/v1" },
+        "PUBLIC_URL: DPoP proofs name this server's origin",
+      ],
+      [
+        "required with service tokens",
+        { JWT_DPOP: "required", PLATFORM_SERVICE_TOKENS: TOKENS },
+        "PLATFORM_SERVICE_TOKENS: service-account tokens are bearer tokens, which JWT_DPOP=required refuses",
+      ],
+    ])("refuses %s in one line naming the fix", (_name, env, start) => {
+      const problems = problemsOf(env);
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toContain(start);
+      expect(problems[0]).not.toContain("\n");
+    });
+
+    it.each([
+      [
+        "production with PUBLIC_URL",
+        { JWT_DPOP: "required", PLATFORM_ENV: "production", PUBLIC_URL: "https://api.example.com/" },
+      ],
+      ["development without PUBLIC_URL", { JWT_DPOP: "required" }],
+      ["allowed with service tokens", { JWT_DPOP: "allowed", PLATFORM_SERVICE_TOKENS: TOKENS }],
+      [
+        "off in production without PUBLIC_URL",
+        { JWT_DPOP: "off", PLATFORM_ENV: "production", PLATFORM_SERVICE_TOKENS: TOKENS },
+      ],
+    ])("accepts %s", (_name, env) => {
+      expect(() => loadConfig(env)).not.toThrow();
+    });
   });
 });

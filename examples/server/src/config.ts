@@ -56,6 +56,8 @@ export interface ServerConfig {
   readonly platformId: string;
   readonly jwt: JwtConfig;
   readonly shutdownTimeoutMs: number;
+  /** `REQUEST_TIMEOUT_MS`: a request's headers, and a webhook's whole body, must arrive within this. */
+  readonly requestTimeoutMs: number;
   /** The migrator's retries of lock timeouts and failed concurrent index builds (its `retry` option). */
   readonly migrateRetry: { readonly attempts: number; readonly maxMs: number };
   readonly messaging: z.output<typeof messagingConfigSchema>;
@@ -187,6 +189,7 @@ const serverEnvSchema = z.object({
   PLATFORM_SERVICE_TOKENS: envServiceTokens,
   PUBLIC_URL: envUrl().transform((value) => value?.replace(/\/+$/, "")),
   SHUTDOWN_TIMEOUT_MS: envInteger(10_000, { min: 0, max: 600_000 }),
+  REQUEST_TIMEOUT_MS: envInteger(10_000, { min: 1_000, max: 300_000 }),
   CORS_ALLOWED_ORIGINS: corsOrigins,
   MIGRATE_RETRY_ATTEMPTS: envInteger(DEFAULT_RETRY.attempts, { min: 1, max: MAX_RETRY_ATTEMPTS }),
   MIGRATE_RETRY_MAX_MS: envInteger(DEFAULT_RETRY.maxMs, { min: 0, max: MAX_RETRY_WAIT_MS }),
@@ -228,6 +231,14 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     );
   }
 
+  const dpopProblem = dpopConfigProblem(
+    vars.JWT_DPOP,
+    vars.PLATFORM_ENV,
+    vars.PUBLIC_URL,
+    vars.PLATFORM_SERVICE_TOKENS,
+  );
+  if (dpopProblem !== undefined) throw invalidEnv([dpopProblem[1]], dpopProblem[0]);
+
   return {
     host: vars.HOST,
     port: vars.PORT,
@@ -257,10 +268,46 @@ export function loadConfig(env: Env = process.env): ServerConfig {
       dpopNonceSecret: vars.JWT_DPOP_NONCE_SECRET,
     },
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
+    requestTimeoutMs: vars.REQUEST_TIMEOUT_MS,
     migrateRetry: { attempts: vars.MIGRATE_RETRY_ATTEMPTS, maxMs: vars.MIGRATE_RETRY_MAX_MS },
     messaging: messaging.data,
     corsAllowedOrigins: vars.CORS_ALLOWED_ORIGINS,
   };
+}
+
+/**
+ * What JWT_DPOP cannot be combined with, as `[variable, one line naming the fix]`: a proof names the URL the client
+ * called, so the server must know its public origin (PUBLIC_URL, an origin: a proxy that strips a path prefix would
+ * make every proof name another path); in production, without it, a Host header the client chose would decide.
+ * `required` refuses every bearer token, and service-account tokens are bearer tokens: refused at startup rather
+ * than on every call.
+ */
+function dpopConfigProblem(
+  dpop: "off" | "allowed" | "required",
+  env: PlatformEnv,
+  publicUrl: string | undefined,
+  serviceTokens: readonly unknown[],
+): [string, string] | undefined {
+  if (dpop === "off") return undefined;
+  if (publicUrl !== undefined && new URL(publicUrl).pathname !== "/") {
+    return [
+      "PUBLIC_URL",
+      `PUBLIC_URL: DPoP proofs name this server's origin, so with JWT_DPOP=${dpop} PUBLIC_URL must be an origin without a path (https://api.example.com), the API served at its root`,
+    ];
+  }
+  if (publicUrl === undefined && env === "production") {
+    return [
+      "PUBLIC_URL",
+      `JWT_DPOP=${dpop} with PLATFORM_ENV=production requires PUBLIC_URL (the origin clients call, https://api.example.com): without it a Host header the client chose decides the URL a DPoP proof must name`,
+    ];
+  }
+  if (dpop === "required" && serviceTokens.length > 0) {
+    return [
+      "PLATFORM_SERVICE_TOKENS",
+      "PLATFORM_SERVICE_TOKENS: service-account tokens are bearer tokens, which JWT_DPOP=required refuses: set JWT_DPOP=allowed to accept them beside DPoP-bound tokens, or remove PLATFORM_SERVICE_TOKENS",
+    ];
+  }
+  return undefined;
 }
 
 export function hasJwtKey(jwt: JwtConfig): boolean {

@@ -38,22 +38,48 @@ export interface RunningServer {
   readonly devToken: DevToken | undefined;
   /** The pool of a registered database (default: the inbox database), for tests that inspect rows. */
   sql(databaseId?: string): Sql;
-  /** Stops accepting, lets in-flight requests finish (bounded), stops messaging, closes the pools. */
+  /**
+   * Stops accepting, lets in-flight requests and the messaging worker's calls finish within SHUTDOWN_TIMEOUT_MS
+   * (then cuts the connections and aborts the calls), closes the pools.
+   */
   stop(): Promise<void>;
 }
 
 type NodeServer = Server;
 
+/**
+ * How often Node looks for requests past their deadlines (its default, 30 s, would let a stalled request live
+ * up to 30 s past `REQUEST_TIMEOUT_MS`).
+ */
+const TIMEOUT_CHECK_MS = 1_000;
+
+/**
+ * Node's own deadlines for a request, from REQUEST_TIMEOUT_MS: the headers within it, the whole request within
+ * it and a second more (the webhooks' body deadline answers first, with its JSON 408; this one closes whatever
+ * else is still arriving, the bodies of other routes included). A kept-alive idle connection is closed after
+ * Node's default 5 s.
+ */
+function requestDeadlines(requestTimeoutMs: number) {
+  return {
+    headersTimeout: requestTimeoutMs,
+    requestTimeout: requestTimeoutMs + TIMEOUT_CHECK_MS,
+    connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+  };
+}
+
 function listen(
   fetch: (request: Request) => Response | Promise<Response>,
-  host: string,
-  port: number,
+  config: ServerConfig,
   logger: Logger,
 ) {
+  const { host, port } = config;
   return new Promise<NodeServer>((resolve, reject) => {
     const listener = getRequestListener(fetch, { hostname: host, errorHandler: requestErrorResponse });
     // Host is checked by guardRequests, which answers with the JSON body rather than Node's empty 400.
-    const server = createServer({ requireHostHeader: false }, guardRequests(listener, logger));
+    const server = createServer(
+      { requireHostHeader: false, ...requestDeadlines(config.requestTimeoutMs) },
+      guardRequests(listener, logger),
+    );
     server.listen(port, host, () => resolve(server));
     server.once("error", (error: NodeJS.ErrnoException) => {
       reject(
@@ -134,6 +160,7 @@ export async function startServer(
       logger: logger.child({ component: "messaging" }),
       environment: config.env,
       sharedDatabase: !platformDatabase.embedded,
+      bodyTimeoutMs: config.requestTimeoutMs,
     });
     // Replicas share a PostgreSQL inbox database, so DPoP proofs are remembered there; the embedded one is this process's.
     const sharedSql = platformDatabase.embedded ? undefined : platformDatabase.sql;
@@ -148,9 +175,13 @@ export async function startServer(
       logger,
       routes: messaging === null ? [] : [messaging.routes],
       protectedResource: (origin) => protectedResourceMetadata(config, origin),
-      cors: { allowedOrigins: config.corsAllowedOrigins, credentials: config.jwt.tokenSource !== "header" },
+      cors: {
+        allowedOrigins: config.corsAllowedOrigins,
+        credentials: config.jwt.tokenSource !== "header",
+        dpop: config.jwt.dpop !== "off",
+      },
     });
-    server = await listen(app.fetch, config.host, config.port, logger);
+    server = await listen(app.fetch, config, logger);
     answerClientErrors(server, logger);
     url = `http://${urlHost(config.host)}:${(server.address() as AddressInfo).port}`;
   } catch (error) {
@@ -177,9 +208,14 @@ export async function startServer(
   const stop = () => {
     stopping ??= (async () => {
       logger.info({ timeout_ms: config.shutdownTimeoutMs }, "Shutting down: no new connections");
-      const outcome = await drain(server, config.shutdownTimeoutMs);
+      // One deadline for both: requests in flight and the messaging worker's agent and channel calls. The calls
+      // still open then are aborted; their messages stay leased and are answered after a restart.
+      const deadline = AbortSignal.timeout(config.shutdownTimeoutMs);
+      const [outcome] = await Promise.all([
+        drain(server, config.shutdownTimeoutMs),
+        messaging?.stop({ signal: deadline }),
+      ]);
       if (outcome === "timed out") logger.warn("In-flight requests did not finish in time; connections cut");
-      await messaging?.stop();
       await closeDatabases();
       logger.info("Stopped");
     })();

@@ -289,3 +289,148 @@ describe("a preflight never reaches authentication or a handler", () => {
     expect(vary(result.headers)).toContain("origin");
   });
 });
+
+describe("CORS for a browser UI using DPoP (JWT_DPOP with CORS_ALLOWED_ORIGINS)", () => {
+  const NAMED = "https://ui.example.com";
+  let server: TestServer;
+  let admin: string;
+  beforeAll(async () => {
+    server = await startTestServer({
+      env: {
+        CORS_ALLOWED_ORIGINS: `${UI},${NAMED}`,
+        JWT_DPOP: "allowed",
+        JWT_DPOP_NONCE_SECRET: "n".repeat(32),
+      },
+    });
+    admin = await signToken(["platform:admin"]);
+  });
+  afterAll(async () => {
+    await server?.cleanup();
+  });
+
+  const get = (origin: string | undefined, extra: readonly string[] = []) =>
+    exchange(server.port, [
+      "GET /databases/default/migrations HTTP/1.1",
+      "Host: 127.0.0.1",
+      ...(origin === undefined ? [] : [`Origin: ${origin}`]),
+      ...extra,
+    ]);
+  const exposed = (headers: Map<string, string[]>) =>
+    (headers.get("access-control-expose-headers") ?? []).flatMap((value) =>
+      value.split(",").map((item) => item.trim().toLowerCase()),
+    );
+
+  it("allows a preflight asking for authorization and dpop, for each allowed origin and method", async () => {
+    for (const origin of [UI, NAMED]) {
+      for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE"]) {
+        const result = await exchange(server.port, [
+          "OPTIONS /databases/default/migrate HTTP/1.1",
+          "Host: 127.0.0.1",
+          `Origin: ${origin}`,
+          `Access-Control-Request-Method: ${method}`,
+          "Access-Control-Request-Headers: authorization, dpop",
+        ]);
+        expect(result.status, `${origin} ${method}`).toBe(204);
+        expect(result.headers.get("access-control-allow-origin")).toEqual([origin]);
+        const allowed = (result.headers.get("access-control-allow-headers")?.[0] ?? "")
+          .split(",")
+          .map((item) => item.trim().toLowerCase());
+        expect(allowed).toEqual(expect.arrayContaining(["authorization", "dpop"]));
+      }
+    }
+  });
+
+  it("exposes DPoP-Nonce and WWW-Authenticate on every answer to an allowed origin", async () => {
+    const answers: [string, number, string[]][] = [
+      ["200 (bearer)", 200, [`Authorization: Bearer ${admin}`]],
+      ["401 (no token)", 401, []],
+      ["401 (DPoP without a proof)", 401, ["Authorization: DPoP abc.def.ghi"]],
+      ["401 (DPoP, a proof of nothing)", 401, ["Authorization: DPoP abc.def.ghi", "DPoP: x.y.z"]],
+    ];
+    for (const [name, status, extra] of answers) {
+      const result = await get(UI, extra);
+      expect(result.status, name).toBe(status);
+      expect(result.headers.get("access-control-allow-origin"), name).toEqual([UI]);
+      expect(exposed(result.headers), name).toEqual(
+        expect.arrayContaining(["dpop-nonce", "www-authenticate"]),
+      );
+      if (status === 401)
+        expect(result.headers.get("www-authenticate")?.[0], name).toMatch(/^(Bearer|DPoP) /);
+    }
+    // The DPoP challenge carries the nonce the page must read.
+    const nonced = await get(UI, ["Authorization: DPoP abc.def.ghi"]);
+    expect(nonced.headers.get("dpop-nonce")?.[0]).toMatch(/^[0-9a-z]+\.[A-Za-z0-9_-]+$/);
+  });
+
+  it("an OPTIONS with Origin but no Access-Control-Request-Method is no preflight: it is authenticated", async () => {
+    for (const origin of [UI, OTHER, NAMED]) {
+      for (const extra of [[], ["Access-Control-Request-Headers: authorization, dpop"]]) {
+        const result = await exchange(server.port, [
+          "OPTIONS /databases/default/migrations HTTP/1.1",
+          "Host: 127.0.0.1",
+          `Origin: ${origin}`,
+          ...extra,
+        ]);
+        expect(result.status, `${origin} ${extra}`).toBe(401);
+        expect(result.headers.get("access-control-allow-methods"), origin).toBeUndefined();
+      }
+    }
+    // And Access-Control-Request-Method without Origin: no preflight either.
+    const noOrigin = await exchange(server.port, [
+      "OPTIONS /databases/default/migrations HTTP/1.1",
+      "Host: 127.0.0.1",
+      "Access-Control-Request-Method: GET",
+    ]);
+    expect(noOrigin.status).toBe(401);
+  });
+
+  // Each near miss of an allowed origin: one that ends with it, starts with it, differs in case, a trailing dot,
+  // the port, the scheme, userinfo, whitespace inside, `null`. None is allowed: a preflight is refused and no
+  // answer carries a CORS header.
+  const NEAR_MISSES = [
+    `evil${NAMED}`,
+    `https://evil.example/${NAMED}`,
+    `null ${NAMED}`,
+    "https://evil.ui.example.com",
+    "https://xui.example.com",
+    `${NAMED}.evil.example`,
+    `${NAMED}x`,
+    `${NAMED}/`,
+    `${NAMED}/x`,
+    "https://UI.example.com",
+    "HTTPS://ui.example.com",
+    "https://ui.example.com.",
+    "https://ui.example.com:443",
+    "https://ui.example.com:8443",
+    "http://ui.example.com",
+    "wss://ui.example.com",
+    "https://user@ui.example.com",
+    "https://ui.example.co",
+    `${NAMED}\u00a0`,
+    `${NAMED}\u0001`,
+    "null",
+    `evil${UI}`,
+    `${UI}1`,
+    "http://127.0.0.1:05173",
+    "http://127.0.0.1.:5173",
+    "http://localhost:5173",
+  ];
+
+  it("refuses each near miss of an allowed origin", async () => {
+    for (const origin of NEAR_MISSES) {
+      const pre = await exchange(server.port, [
+        "OPTIONS /databases/default/migrate HTTP/1.1",
+        "Host: 127.0.0.1",
+        `Origin: ${origin}`,
+        "Access-Control-Request-Method: POST",
+        "Access-Control-Request-Headers: authorization, dpop",
+      ]);
+      // Node's parser refuses a control character itself (400); anything else is this server's 403.
+      expect([403, 400], JSON.stringify(origin)).toContain(pre.status);
+      expect(corsHeaders(pre.headers), JSON.stringify(origin)).toEqual([]);
+      const read = await get(origin, [`Authorization: Bearer ${admin}`]);
+      if (read.status !== 400) expect(read.status, JSON.stringify(origin)).toBe(200);
+      expect(corsHeaders(read.headers), JSON.stringify(origin)).toEqual([]);
+    }
+  });
+});

@@ -24,13 +24,15 @@ export async function publicKeyPem(): Promise<string> {
 export interface TokenOptions {
   expiresAt?: number;
   signedByAnotherKey?: boolean;
+  /** More claims (`cnf` for a DPoP-bound token). */
+  claims?: Record<string, unknown>;
 }
 
 /** A token as an identity provider would issue it, signed in the test with jose. */
 export async function signToken(scopes: readonly string[], options: TokenOptions = {}): Promise<string> {
   const key = options.signedByAnotherKey ? (await otherKeys).privateKey : (await keys).privateKey;
   const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({ scopes })
+  return new SignJWT({ ...options.claims, scopes })
     .setProtectedHeader({ alg: "ES256" })
     .setSubject("test-user")
     .setIssuedAt(now - 60)

@@ -13,7 +13,9 @@ import {
   DpopGate,
   type HeadersInput,
   isCorsPreflight,
+  type RequestOrigins,
   type Runtime,
+  requestOrigins,
   resolveToken,
 } from "./token/index.js";
 import { type VerifiedToken, VerifiedTokens } from "./verified-tokens.js";
@@ -35,18 +37,23 @@ export interface AuthRequest {
   /** Parsed cookies, if the framework has them; otherwise the `Cookie` header is read. */
   readonly cookies?: Readonly<Record<string, string | undefined>> | undefined;
   /**
-   * The request's own origin (`scheme://host[:port]`): the `Origin` a same-origin request carries,
-   * allowed by default for cookie-authenticated unsafe requests. Needed only then, so it may be a function
-   * called only then, as the adapters pass (Hono, Fetch: the request URL's; Express: `req.protocol` and the
-   * Host header). A value or a function, never a getter, which kept every request alive longer (see
-   * bench/notes/profiles.md, "Why the code is as it is").
+   * The request's own origin (`scheme://host[:port]`) for the cross-site check of a cookie-authenticated unsafe
+   * request: an adapter of its own may pass it; when absent (as the bundled adapters leave it), the origin is
+   * `publicOrigin`, else `scheme` and the validated `Host` header (see `publicOrigin`). A value or a function,
+   * never a getter, which kept every request alive longer (bench/notes/profiles.md, "Why the code is as it is").
    */
   readonly origin?: string | (() => string | undefined) | undefined;
   /**
-   * The request URL as received, mount prefix included (what a DPoP proof's `htu` names). Needed only
-   * for DPoP proofs, so it may be a function called only then.
+   * The request target as received, mount prefix included: the path (`/api/agents/a1?x`) or an absolute URL.
+   * Only its path is read, for a DPoP proof's `htu`; its authority never is (the origin is `publicOrigin`, else
+   * `scheme` and the validated `Host` header). Needed only for DPoP proofs, so it may be a function called only then.
    */
   readonly url?: string | (() => string | undefined) | undefined;
+  /**
+   * The scheme the request arrived on (`"http"` or `"https"`), as the server knows it (the connection, or a proxy
+   * header the application trusts); default: the scheme of `url` when it is absolute. Not read with `publicOrigin`.
+   */
+  readonly scheme?: string | (() => string | undefined) | undefined;
 }
 
 /** What `authenticate` resolves to: the request's state, or the `AuthError` to answer with. */
@@ -107,6 +114,7 @@ interface Parts {
   readonly tokens: VerifiedTokens;
   readonly authorizer: Authorizer | undefined;
   readonly dpop: DpopGate | undefined;
+  readonly origins: RequestOrigins;
 }
 
 /** `createJwtAuth` on a given runtime build (the public entry points bind their own). */
@@ -121,6 +129,7 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     tokens: new VerifiedTokens(config, runtime, authorizer !== undefined),
     authorizer,
     dpop: config.dpop === undefined ? undefined : new DpopGate(config.dpop, runtime, config.logger),
+    origins: requestOrigins(config.publicOrigin, config.logger),
   };
   const { tokens, dpop } = parts;
   const excluded = excludedPaths(config.excludedRoutePaths, config.caseSensitiveRoutes);
@@ -140,7 +149,7 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
     if (excluded(method, path)) return anonymous;
     if (dpop !== undefined) return authenticateDpop(parts, dpop, request, method, path);
 
-    const token = resolveToken(config, method, request);
+    const token = resolveToken(config, method, request, parts.origins.csrf);
     if (typeof token !== "string") return refuse(config, method, token);
 
     const entry = tokens.get(token, Date.now());
@@ -212,11 +221,16 @@ async function authenticateDpop<C extends object>(
     error: await gate.refusal(error, dpopScheme, nowMs),
   });
   const refused = (error: AuthError) => (refuse(config, method, error) as { error: AuthError }).error;
-  const token = dpopToken ?? resolveToken(config, method, request);
+  const token = dpopToken ?? resolveToken(config, method, request, parts.origins.csrf);
   if (typeof token !== "string") return fail(refused(token));
   const entry = await tokens.get(token, nowMs);
   if (entry instanceof AuthError) return fail(refused(entry));
-  const proofRefused = await gate.check(request, token, entry.jkt, dpopScheme, nowMs);
+  const proofRequest = {
+    method: request.method,
+    headers: request.headers,
+    url: () => parts.origins.proofUrl(request),
+  };
+  const proofRefused = await gate.check(proofRequest, token, entry.jkt, dpopScheme, nowMs);
   if (proofRefused !== undefined) return fail(refused(proofRefused));
   const result = decide<C>(parts, method, path, entry);
   if (!result.ok) return fail(result.error);

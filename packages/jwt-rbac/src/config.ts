@@ -20,7 +20,8 @@ import {
   resolveTopLevelIssuer,
 } from "./token/keys/config.js";
 import type { RemoteKeysSettings } from "./token/keys/remote-jwks.js";
-import { type ReadingConfig, resolveReading } from "./token/read/config.js";
+import { type ReadingConfig, resolvePublicOrigin, resolveReading } from "./token/read/config.js";
+import type { PublicOrigin } from "./token/read/public-origin.js";
 import { resolveIssuers, type TenantsSettings } from "./token/tenants/config.js";
 import {
   resolveAudience,
@@ -46,6 +47,8 @@ export interface ResolvedConfig extends ClaimNames, ReadingConfig, PolicyConfig 
   readonly remoteKeys: RemoteKeysSettings;
   readonly resourceMetadata: string | undefined;
   readonly validate: boolean;
+  /** A checked origin, or the function answering one per request. */
+  readonly publicOrigin: PublicOrigin | undefined;
   readonly clockTolerance: number;
   readonly cache: CacheOptions | false;
   readonly logger: Logger;
@@ -110,6 +113,7 @@ export function resolveConfig(options: JwtRbacOptions, runtime: Runtime): Resolv
     remoteKeys,
     resourceMetadata,
     validate,
+    publicOrigin: resolvePublicOrigin(options.publicOrigin),
     scopesClaim: options.scopesClaim ?? "scopes",
     userIdClaim: options.userIdClaim ?? "sub",
     sessionIdClaim: options.sessionIdClaim ?? "session_id",

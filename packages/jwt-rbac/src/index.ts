@@ -49,6 +49,7 @@ export type {
   IntrospectionOptions,
   TokenVerifierHook,
 } from "./token/introspection/options.js";
+export type { PublicOrigin, PublicOriginRequest } from "./token/read/public-origin.js";
 export type { IssuerResolver } from "./token/tenants/options.js";
 
 /**

@@ -3,6 +3,7 @@ import type { JSONWebKeySet } from "jose";
 import type { RbacPolicy } from "./rbac/policy.js";
 import type { DpopOptions } from "./token/dpop/options.js";
 import type { IntrospectionOptions, TokenVerifierHook } from "./token/introspection/options.js";
+import type { PublicOrigin } from "./token/read/public-origin.js";
 import type { IssuerOptions, IssuerResolver } from "./token/tenants/options.js";
 
 export type { IssuerOptions } from "./token/tenants/options.js";
@@ -87,6 +88,14 @@ export interface JwtRbacOptions {
    * without `Sec-Fetch-Site: same-origin`. Default: the request's own origin only.
    */
   allowedOrigins?: readonly string[];
+  /**
+   * The origin clients address this server by (`https://api.example.com`), which a DPoP proof's `htu` names with
+   * the routed path, and the request's own origin for the cross-site check. Set it behind a proxy (TLS
+   * terminated, another port or host). Or a function answering it per request, for a trusted proxy serving
+   * several hosts (`undefined`: the proof is refused). Default: the scheme the request arrived on and its
+   * `Host` header, which must be one valid host; the authority of an absolute-form request target is never used.
+   */
+  publicOrigin?: PublicOrigin;
   tokenHeaderKey?: string;
   cookieName?: string;
   scopesClaim?: string;

@@ -3,6 +3,7 @@ import { AuthError } from "./errors.js";
 import { type ScopeSet, scopeSet } from "./rbac/scopes.js";
 import { type AuthState, authenticatedState } from "./state.js";
 import {
+  kindOf,
   loadTrust,
   type OpaqueOutcome,
   OpaqueTokens,
@@ -67,6 +68,9 @@ export class VerifiedTokens {
   #verify(token: string, nowMs: number): VerifiedToken | AuthError | Promise<VerifiedToken | AuthError> {
     const opaque = this.#opaque;
     if (opaque?.handles(token)) {
+      // A JWT sent to introspection is held to the same header rules (requireTyp) as one verified here.
+      const refused = kindOf(token) === "jwt" ? this.#verifier.headerRefusal(token) : undefined;
+      if (refused !== undefined) return refused;
       const outcome = opaque.verify(token, nowMs);
       return outcome instanceof Promise
         ? outcome.then((settled) => this.#settleOpaque(token, settled, nowMs))

@@ -155,6 +155,40 @@ describe("introspection discipline", () => {
     ).toBeGreaterThanOrEqual(26);
   });
 
+  it("keeps a known token's refresh out of the strangers' share, and serves its last answer for at most cacheMaxSec more", async () => {
+    // maxPerSecond 6: three questions a second (a burst of three) for tokens never answered active, three
+    // for asking again about tokens that were.
+    const auth = core({ maxPerSecond: 6, cacheMaxSec: 1 });
+    const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+    const garbage = () =>
+      Promise.all(Array.from({ length: 10 }, (_, i) => ask(auth, `garbage-${Date.now()}-${i}`)));
+    const [revoked, k1, k2, stale, k3] = [active(), active(), active(), active(), active()];
+    expect(await Promise.all([revoked, k1, k2].map((token) => ask(auth, token)))).toEqual(["ok", "ok", "ok"]);
+    // The strangers' share is spent: a new token waits, even a real one.
+    expect(await ask(auth, k3)).toBe("401 introspection_unavailable");
+    await sleep(350);
+    expect(await ask(auth, stale)).toBe("ok");
+    as.revoke(revoked);
+    await sleep(1100);
+    // Every answer is past cacheMaxSec. The strangers spend their share again and are refused.
+    expect(await garbage()).toContain("401 introspection_unavailable");
+    expect(await ask(auth, k3)).toBe("401 introspection_unavailable");
+    // Known tokens are asked about again on their own share: the revocation is seen during the flood.
+    const before = as.count("introspect");
+    expect(await ask(auth, revoked)).toBe("401 token_inactive");
+    expect(await ask(auth, k1)).toBe("ok");
+    expect(await ask(auth, k2)).toBe("ok");
+    expect(as.count("introspect") - before).toBe(3);
+    // Both shares spent: `stale`'s last answer is served without asking.
+    expect(await ask(auth, stale)).toBe("ok");
+    expect(as.count("introspect") - before).toBe(3);
+    await sleep(1000);
+    // More than 2 × cacheMaxSec after `stale` was answered: a stranger again, refused while the flood lasts.
+    await garbage();
+    expect(await ask(auth, stale)).toBe("401 introspection_unavailable");
+    expect(await ask(auth, k1)).toBe("ok");
+  });
+
   it("answers 401 (or 503 when configured), never 500, when the endpoint is down, slow or refuses the client", async () => {
     as.mode = "down";
     try {

@@ -19,6 +19,11 @@ afterAll(async () => {
   await idp.close();
 });
 
+const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
+/** A token naming `tenant`'s issuer with a signature nobody made. */
+const forgedToken = (tenant: string) =>
+  `${b64({ alg: "RS256", kid: "k" })}.${b64({ iss: idp.issuer(tenant), sub: "x", exp: Math.floor(Date.now() / 1000) + 300 })}.${Buffer.alloc(256, 1).toString("base64url")}`;
+
 const template = (extra: Partial<IssuerOptions> = {}): IssuerOptions => ({
   issuer: `${idp.origin}/{tenantid}/v2.0`,
   jwksUrl: `${idp.origin}/{tenantid}/discovery/v2.0/keys`,
@@ -115,6 +120,176 @@ describe.each([
     expect(await check(options, await idp.sign("gamma", { sub: "u" }))).toBe("invalid_issuer");
     expect(await check(options, await idp.sign("beta", { sub: "u" }))).toBe("invalid_issuer");
     expect(asked).toEqual([idp.issuer("alpha"), idp.issuer("gamma"), idp.issuer("beta")]);
+  });
+});
+
+describe.each([
+  ["webcrypto", webRuntime],
+  ["node:crypto", nodeRuntime],
+])("refused and proven tenant issuers, %s build", (_name, runtime) => {
+  const checker = (options: JwtRbacOptions) => {
+    const auth = createJwtAuthOn(runtime, { ...options, cache: false });
+    return async (token: string) => {
+      const result = await auth.authenticate({
+        method: "GET",
+        path: "/x",
+        headers: { authorization: `Bearer ${token}` },
+      });
+      return result.ok ? "ok" : result.error.reason;
+    };
+  };
+  const admitAll = (extra: Partial<IssuerOptions> = {}): JwtRbacOptions => ({
+    algorithm: "RS256",
+    issuers: [template({ tenants: () => true, ...extra })],
+  });
+
+  it("refuses a tenant id that is all dots or would move the fetch elsewhere, before any fetch, whatever the validator says", async () => {
+    const admitted: string[] = [];
+    for (const extra of [{}, { jwksUrl: undefined, discovery: true }] as Partial<IssuerOptions>[]) {
+      const check = checker({
+        algorithm: "RS256",
+        issuers: [template({ ...extra, tenants: (id) => admitted.push(id) > 0 })],
+      });
+      const before = idp.count();
+      for (const tenant of [
+        ".",
+        "..",
+        "...",
+        "%2e",
+        "%2E%2E",
+        ".%2e",
+        "%2e.",
+        "\u2024",
+        "\u2024\u2024",
+        "\uff0e",
+        "\uff0e\uff0e",
+        "\u3002",
+        "",
+        " ",
+        "..\u0000",
+        "a/..",
+        "../alpha",
+        "alpha/../beta",
+        "alpha%2f..%2fbeta",
+        "a".repeat(129),
+        "alpha\t",
+      ]) {
+        const token = await idp.sign("alpha", { sub: "u", iss: `${idp.origin}/${tenant}/v2.0` });
+        expect(await check(token), JSON.stringify(tenant)).toBe("invalid_issuer");
+      }
+      expect(idp.count()).toBe(before);
+      // Only ids that fill the template in place ever reach the validator.
+      expect(admitted.filter((id) => /^\.+$/.test(id) || !/^[A-Za-z0-9._-]{1,128}$/.test(id))).toEqual([]);
+      // Dots inside an id are one segment like any other: a.b is a tenant (unknown here, so no keys).
+      const dotted = idp.count("a.b");
+      expect(await check(await idp.sign("alpha", { sub: "u", iss: idp.issuer("a.b") }))).toBe(
+        "invalid_issuer",
+      );
+      expect(idp.count("a.b") - dotted).toBe(1);
+      expect(await check(await idp.sign("alpha", { sub: "u" }))).toBe("ok");
+    }
+    // The longest id is 128 characters.
+    const long = "l".repeat(128);
+    await idp.tenant(long);
+    expect(await checker(admitAll())(await idp.sign(long, { sub: "u" }))).toBe("ok");
+  });
+
+  it("takes only a validator's synchronous true: false, a throw, a promise or a truthy value refuses, before any fetch", async () => {
+    const verdicts: [string, (id: string) => unknown][] = [
+      ["false", () => false],
+      [
+        "throws",
+        () => {
+          throw new Error("directory down");
+        },
+      ],
+      ["a promise of true", () => Promise.resolve(true)],
+      ["a rejected promise", () => Promise.reject(new Error("directory down"))],
+      ['"true"', () => "true"],
+      ["1", () => 1],
+      ["an object", () => ({})],
+      ["undefined", () => undefined],
+    ];
+    for (const [name, verdict] of verdicts) {
+      const check = checker(admitAll({ tenants: verdict as (id: string) => boolean }));
+      const before = idp.count();
+      expect(await check(await idp.sign("alpha", { sub: "u" })), name).toBe("invalid_issuer");
+      expect(idp.count(), name).toBe(before);
+    }
+    expect(
+      await checker(admitAll({ tenants: (id) => id === "alpha" }))(await idp.sign("alpha", { sub: "u" })),
+    ).toBe("ok");
+  });
+
+  it("spends none of the creation budget on refused issuers, and remembers an issuer without keys as refused", async () => {
+    const check = checker({
+      algorithm: "RS256",
+      maxTenantIssuers: 3,
+      issuers: [template({ tenants: (id) => /^t\d+$/.test(id) || id.startsWith("nokeys") })],
+    });
+    // 200 issuers the validator refuses: no slot, no budget, no fetch.
+    const before = idp.count();
+    const refused = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => check(`${forgedToken(`x${i}`)}`)),
+    );
+    expect(new Set(refused)).toEqual(new Set(["invalid_issuer"]));
+    expect(idp.count()).toBe(before);
+    // The whole burst of 10 creations is still there for real tenants.
+    const real = await Promise.all(
+      Array.from({ length: 10 }, async (_, i) => check(await idp.sign(`t${i + 10}`, { sub: "u" }))),
+    );
+    expect(real).toEqual(Array.from({ length: 10 }, () => "ok"));
+    expect(idp.count() - before).toBe(10);
+    // An issuer the validator admits but whose keys are not found: one fetch, then refused without asking.
+    await new Promise((done) => setTimeout(done, 200));
+    const noKeys = `nokeys-${_name.replace(/\W/g, "")}`;
+    expect(await check(forgedToken(noKeys))).toBe("invalid_issuer");
+    expect(await check(forgedToken(noKeys))).toBe("invalid_issuer");
+    expect(idp.count(noKeys)).toBe(1);
+  });
+
+  it("keeps tenants whose keys verified a token when strangers with keys arrive", async () => {
+    idp.sharedKeysFor = (tenant) => tenant.startsWith("k-");
+    try {
+      const check = checker({
+        algorithm: "RS256",
+        maxTenantIssuers: 2,
+        issuers: [template({ tenants: (id) => id === "alpha" || id === "beta" || id.startsWith("k-") })],
+      });
+      expect(await check(await idp.sign("alpha", { sub: "u" }))).toBe("ok");
+      expect(await check(await idp.sign("beta", { sub: "u" }))).toBe("ok");
+      const [alpha, beta] = [idp.count("alpha"), idp.count("beta")];
+      // Ten made-up tenants the identity provider does serve keys for, their tokens forged: made (a
+      // fetch each), never proven, so they only push each other out.
+      for (let i = 0; i < 10; i++) {
+        expect(await check(forgedToken(`k-${i}`))).not.toBe("ok");
+        expect(await check(await idp.sign("alpha", { sub: "u" }))).toBe("ok");
+      }
+      expect(await check(await idp.sign("beta", { sub: "u" }))).toBe("ok");
+      expect([idp.count("alpha"), idp.count("beta")]).toEqual([alpha, beta]);
+    } finally {
+      idp.sharedKeysFor = () => false;
+    }
+  });
+
+  it("calls a resolver a bounded number of times a second for made-up issuers, and keeps no slot for its no", async () => {
+    let calls = 0;
+    const check = checker({
+      algorithm: "RS256",
+      issuers: (iss) => {
+        calls++;
+        return iss === idp.issuer("gamma")
+          ? { issuer: iss, jwksUrl: `${idp.origin}/gamma/discovery/v2.0/keys` }
+          : undefined;
+      },
+    });
+    const answers = await Promise.all(Array.from({ length: 300 }, (_, i) => check(forgedToken(`r${i}`))));
+    expect(new Set(answers)).toEqual(new Set(["invalid_issuer"]));
+    expect(calls).toBeLessThanOrEqual(110);
+    expect(calls).toBeGreaterThanOrEqual(90);
+    // The resolver's budget refills (100 a second); the creation budget was never touched.
+    await new Promise((done) => setTimeout(done, 50));
+    expect(await check(await idp.sign("gamma", { sub: "u" }))).toBe("ok");
   });
 });
 

@@ -19,8 +19,13 @@ const options = (): JwtRbacOptions => ({
   verificationKeys: [keys.es256.publicPem],
   requireTyp: "at+jwt",
 });
-const token = (typ: string | undefined) =>
-  sign({ sub: "u1" }, "ES256", keys.es256.privateKey, typ === undefined ? {} : { typ });
+/** Signed with and without a `kid` (the key is a PEM: any kid falls back to it), so neither path skips the check. */
+const KIDS = [undefined, "key-1"] as const;
+const token = (typ: string | undefined, kid?: string) =>
+  sign({ sub: "u1" }, "ES256", keys.es256.privateKey, {
+    ...(typ === undefined ? {} : { typ }),
+    ...(kid === undefined ? {} : { kid }),
+  });
 
 const ACCEPTED = ["at+jwt", "AT+JWT", "application/at+jwt", "Application/At+Jwt"];
 const REFUSED = [
@@ -43,26 +48,32 @@ describe.each([
   ["webcrypto", webRuntime],
   ["node:crypto", nodeRuntime],
 ])("requireTyp, %s build", (_name, runtime) => {
-  it("accepts at+jwt in every spelling RFC 8725 allows and refuses every other typ", async () => {
-    const auth = createJwtAuthOn(runtime, options());
-    for (const typ of ACCEPTED) {
-      const result = await auth.authenticate({
-        method: "GET",
-        path: "/x",
-        headers: { authorization: `Bearer ${await token(typ)}` },
-      });
-      expect(result.ok, typ).toBe(true);
-    }
-    for (const typ of [...REFUSED, ["at+jwt"], 1, null]) {
-      const t = await sign({ sub: "u1" }, "ES256", keys.es256.privateKey, { typ });
-      const result = await auth.authenticate({
-        method: "GET",
-        path: "/x",
-        headers: { authorization: `Bearer ${t}` },
-      });
-      expect(result.ok ? "ok" : result.error.reason, JSON.stringify(typ)).toBe("invalid_typ");
-    }
-  });
+  it.each(KIDS)(
+    "accepts at+jwt in every spelling RFC 8725 allows and refuses every other typ (kid %s)",
+    async (kid) => {
+      const auth = createJwtAuthOn(runtime, options());
+      for (const typ of ACCEPTED) {
+        const result = await auth.authenticate({
+          method: "GET",
+          path: "/x",
+          headers: { authorization: `Bearer ${await token(typ, kid)}` },
+        });
+        expect(result.ok, typ).toBe(true);
+      }
+      for (const typ of [...REFUSED, ["at+jwt"], 1, null]) {
+        const t = await sign({ sub: "u1" }, "ES256", keys.es256.privateKey, {
+          typ,
+          ...(kid === undefined ? {} : { kid }),
+        });
+        const result = await auth.authenticate({
+          method: "GET",
+          path: "/x",
+          headers: { authorization: `Bearer ${t}` },
+        });
+        expect(result.ok ? "ok" : result.error.reason, JSON.stringify(typ)).toBe("invalid_typ");
+      }
+    },
+  );
 
   it("reads no typ without the option", async () => {
     const { requireTyp: _, ...untyped } = options();
@@ -85,26 +96,29 @@ it("refuses a requireTyp that is not a media type", () => {
 });
 
 describe.each(ADAPTERS)("requireTyp over HTTP, %s", (adapter) => {
-  it("answers 401 invalid_token for an ID token and 200 for an access token", async () => {
-    const server = await startServer(adapter, options());
-    try {
-      const idToken = await fetch(`${server.url}/agents`, {
-        headers: { authorization: `Bearer ${await token("JWT")}` },
-      });
-      expect(idToken.status).toBe(401);
-      expect(idToken.headers.get("www-authenticate")).toBe(
-        'Bearer realm="platform", error="invalid_token", error_description="Invalid token: wrong token type (typ), an access token is required"',
-      );
-      expect(await idToken.json()).toEqual({
-        detail: "Invalid token: wrong token type (typ), an access token is required",
-        error_code: "UNAUTHENTICATED",
-      });
-      const access = await fetch(`${server.url}/agents`, {
-        headers: { authorization: `Bearer ${await token("at+jwt")}` },
-      });
-      expect(access.status).toBe(200);
-    } finally {
-      await server.close();
-    }
-  });
+  it.each(KIDS)(
+    "answers 401 invalid_token for an ID token and 200 for an access token (kid %s)",
+    async (kid) => {
+      const server = await startServer(adapter, options());
+      try {
+        const idToken = await fetch(`${server.url}/agents`, {
+          headers: { authorization: `Bearer ${await token("JWT", kid)}` },
+        });
+        expect(idToken.status).toBe(401);
+        expect(idToken.headers.get("www-authenticate")).toBe(
+          'Bearer realm="platform", error="invalid_token", error_description="Invalid token: wrong token type (typ), an access token is required"',
+        );
+        expect(await idToken.json()).toEqual({
+          detail: "Invalid token: wrong token type (typ), an access token is required",
+          error_code: "UNAUTHENTICATED",
+        });
+        const access = await fetch(`${server.url}/agents`, {
+          headers: { authorization: `Bearer ${await token("at+jwt", kid)}` },
+        });
+        expect(access.status).toBe(200);
+      } finally {
+        await server.close();
+      }
+    },
+  );
 });

@@ -90,6 +90,12 @@ export interface OutboundReply {
   thread?: string;
 }
 
+/** What a worker passes to each outbound call it makes (the agent's, a channel's send). */
+export interface CallOptions {
+  /** Aborted when the worker stops at its deadline: give the call up at once; the message is retried later. */
+  signal?: AbortSignal | undefined;
+}
+
 /** A chat product as the inbox uses it: request check, parsing, sending; `slack()`, `telegram()` and `whatsapp()` make one. */
 export interface Channel extends ChannelRoute {
   /** The URL segment (`/{name}/status`, `/{name}/inbox`) and the inbox's channel column. */
@@ -122,8 +128,11 @@ export interface Channel extends ChannelRoute {
   parseDelivery(body: unknown): ParsedDelivery;
   /** Splits a reply into the messages the chat product accepts (length limit). */
   splitReply(text: string): string[];
-  /** Sends one part of a reply; throws DeliveryError saying whether a retry can help. */
-  send(reply: OutboundReply): Promise<void>;
+  /**
+   * Sends one part of a reply; throws DeliveryError saying whether a retry can help. When `options.signal`
+   * aborts (the worker is stopping) the call is given up at once, whatever its own timeout.
+   */
+  send(reply: OutboundReply, options?: CallOptions): Promise<void>;
   /** Conversation id handed to the agent, stable per conversation. */
   sessionId(message: Pick<InboundMessage, "accountId" | "from" | "conversation" | "thread">): string;
 }

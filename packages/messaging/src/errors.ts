@@ -25,6 +25,34 @@ export class RequestAbortedError extends MessagingError {
   }
 }
 
+/**
+ * The request body did not arrive in time: not all of it within the whole-body deadline, or no byte for the
+ * idle limit (a stalled Content-Length, a byte-a-second dribble, a huge chunk announced and never sent).
+ */
+export class BodyTimeoutError extends MessagingError {
+  constructor(
+    readonly kind: "total" | "idle",
+    readonly timeoutMs: number,
+  ) {
+    super(
+      "REQUEST_TIMEOUT",
+      kind === "total"
+        ? `The request body did not arrive within ${timeoutMs} ms`
+        : `No byte of the request body arrived for ${timeoutMs} ms`,
+    );
+  }
+}
+
+/**
+ * The request bodies being received already hold all the memory the webhooks allow them; this one was refused
+ * before (or while) it was read. The sender should retry later.
+ */
+export class BodiesBusyError extends MessagingError {
+  constructor(readonly budgetBytes: number) {
+    super("BODIES_BUSY", "Too many request bodies are being received at once; retry later");
+  }
+}
+
 /** A delivery that parsed as JSON but does not have the shape the channel documents. */
 export class InvalidPayloadError extends MessagingError {
   constructor(message: string) {

@@ -10,6 +10,7 @@ export type { AgentHandler, AgentMessage } from "./agents/agent.js";
 export { echoAgent } from "./agents/echo.js";
 export { createHttpAgent } from "./agents/http.js";
 export type {
+  CallOptions,
   Channel,
   ChannelRoute,
   HandshakeResult,
@@ -24,6 +25,8 @@ export { type SlackOptions, slack } from "./channels/slack/index.js";
 export { type TelegramOptions, telegram } from "./channels/telegram/index.js";
 export { type WhatsAppOptions, whatsapp } from "./channels/whatsapp/index.js";
 export {
+  BodiesBusyError,
+  BodyTimeoutError,
   DeliveryError,
   InboxBusyError,
   InvalidPayloadError,
@@ -33,6 +36,7 @@ export {
 export { INBOX_STATUSES, type InboxEntry, type InboxStatus, type InsertCounts } from "./inbox/store.js";
 export { MAX_ANSWER_BYTES, MESSAGE_LIMITS, type RejectedMessage } from "./limits.js";
 export {
+  type BodyOptions,
   type CommitOptions,
   createMessaging,
   type Messaging,

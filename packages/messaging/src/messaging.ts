@@ -4,8 +4,9 @@ import { configError, loggerOption } from "@agent-platform/common/internal";
 import type { Sql } from "postgres";
 import type { AgentHandler } from "./agents/agent.js";
 import { echoAgent } from "./agents/echo.js";
+import { BodyBudget } from "./body-budget.js";
 import type { Channel } from "./channel.js";
-import { PayloadTooLargeError } from "./errors.js";
+import { BodiesBusyError, BodyTimeoutError, PayloadTooLargeError } from "./errors.js";
 import { migrateInbox } from "./inbox/schema.js";
 import { type InboxEntry, type InboxStatus, InboxStore } from "./inbox/store.js";
 import { InboxWakeup } from "./inbox/wakeup.js";
@@ -55,6 +56,23 @@ export interface CommitOptions {
   maxWaitMs?: number;
 }
 
+/**
+ * How the webhooks read request bodies (`fetch`; `handle` gets bodies its caller read). Every field has a
+ * default. A body late by a deadline is answered 408 and its connection closed; one the budget cannot hold, 503.
+ */
+export interface BodyOptions {
+  /** The whole body must arrive within this, counted from the start of the read. Default 10,000 ms. */
+  timeoutMs?: number;
+  /** The longest gap between two pieces of a body (a stalled or dribbling client). Default 5,000 ms. */
+  idleTimeoutMs?: number;
+  /**
+   * The memory all bodies being read or handled may hold together, charged by their declared Content-Length
+   * (chunked ones as their bytes arrive); past it a body is refused with 503. Bodies over 64 KiB share three
+   * quarters of it, so small deliveries still get through while large ones fill it. Default 32 MiB.
+   */
+  maxPendingBytes?: number;
+}
+
 /** Options of `createMessaging`. */
 export interface MessagingOptions {
   /** The database of the inbox (schema `messaging`, migrated on first use). */
@@ -66,6 +84,7 @@ export interface MessagingOptions {
   logger?: LoggerOption | undefined;
   worker?: WorkerOptions;
   commit?: CommitOptions;
+  body?: BodyOptions;
   /**
    * LISTEN for the rows other processes commit, on a connection of its own, so this process's workers
    * wake at once instead of at their next poll. For a PostgreSQL shared by several processes; default
@@ -85,7 +104,10 @@ export interface MessagingOptions {
 export interface Messaging {
   /** Names of the configured channels. */
   readonly channels: readonly string[];
-  /** A webhook request as a Fetch `Request` (body read up to 1 MiB; 413 beyond). */
+  /**
+   * A webhook request as a Fetch `Request`: its body read up to 1 MiB (413 beyond) under the `body` options
+   * (408 when late, 503 when the bodies being read hold the whole budget).
+   */
   fetch(
     channel: string,
     request: Request,
@@ -97,8 +119,12 @@ export interface Messaging {
   inbox(channel: string, query?: { status?: InboxStatus | undefined; limit?: number }): Promise<InboxEntry[]>;
   /** Starts the workers; call once the webhook is served. */
   start(): void;
-  /** Stops claiming and waits for the messages in flight. */
-  stop(): Promise<void>;
+  /**
+   * Stops claiming and waits for the messages in flight. When `options.signal` aborts first (a shutdown
+   * deadline), the agent and channel calls in flight are aborted and, a second later at most, stop resolves:
+   * their messages stay leased and are answered once the lease expires (after a restart, say), each once.
+   */
+  stop(options?: { signal?: AbortSignal | undefined }): Promise<void>;
 }
 
 /**
@@ -108,7 +134,17 @@ export interface Messaging {
  */
 const COMMITS_IN_FLIGHT = 1;
 
-const OPTIONS = ["sql", "channels", "agent", "logger", "worker", "commit", "listen", "environment"] as const;
+const OPTIONS = [
+  "sql",
+  "channels",
+  "agent",
+  "logger",
+  "worker",
+  "commit",
+  "body",
+  "listen",
+  "environment",
+] as const;
 const WORKER_OPTIONS = [
   "concurrency",
   "pollMs",
@@ -119,10 +155,12 @@ const WORKER_OPTIONS = [
   "leaseMs",
 ] as const;
 const COMMIT_OPTIONS = ["maxBatch", "maxWaitMs"] as const;
+const BODY_OPTIONS = ["timeoutMs", "idleTimeoutMs", "maxPendingBytes"] as const;
 
 interface CheckedOptions {
   worker: Required<WorkerOptions>;
   commit: Required<CommitOptions>;
+  body: Required<BodyOptions>;
   channels: Map<string, Channel>;
   environment: Environment;
 }
@@ -198,6 +236,21 @@ function checkOptions(options: MessagingOptions): CheckedOptions {
     maxWaitMs: checks.integer("commit.maxWaitMs", c.maxWaitMs, 2_000, 1, 60_000),
   };
 
+  const b = optionsObject(checks, "body", given.body);
+  checks.knownKeys("body.", b, BODY_OPTIONS);
+  const body: Required<BodyOptions> = {
+    timeoutMs: checks.integer("body.timeoutMs", b.timeoutMs, 10_000, 1),
+    idleTimeoutMs: checks.integer("body.idleTimeoutMs", b.idleTimeoutMs, 5_000, 1),
+    // At least one whole webhook body.
+    maxPendingBytes: checks.integer(
+      "body.maxPendingBytes",
+      b.maxPendingBytes,
+      32 * 1024 * 1024,
+      2 * MAX_WEBHOOK_BODY_BYTES,
+      Number.MAX_SAFE_INTEGER,
+    ),
+  };
+
   if (environment === "production") {
     for (const channel of channels.values()) {
       if (channel.unauthenticated !== undefined) {
@@ -209,7 +262,7 @@ function checkOptions(options: MessagingOptions): CheckedOptions {
     }
   }
   checks.done();
-  return { worker, commit, channels, environment };
+  return { worker, commit, body, channels, environment };
 }
 
 /**
@@ -219,7 +272,8 @@ function checkOptions(options: MessagingOptions): CheckedOptions {
  */
 export async function createMessaging(options: MessagingOptions): Promise<Messaging> {
   const logger = loggerOption(options.logger, "messaging");
-  const { worker, commit, channels: byName } = checkOptions(options);
+  const { worker, commit, body, channels: byName } = checkOptions(options);
+  const bodyBudget = new BodyBudget(body.maxPendingBytes);
   for (const channel of byName.values()) {
     if (channel.unauthenticated !== undefined) {
       logger.warn(
@@ -286,21 +340,33 @@ export async function createMessaging(options: MessagingOptions): Promise<Messag
     handle,
     async fetch(name, request, fetchOptions = {}) {
       webhookOf(name);
-      let webhookRequest: WebhookRequest;
+      const charge = bodyBudget.open();
       try {
-        webhookRequest = await readWebhookRequest(request, fetchOptions.incoming);
-      } catch (error) {
-        if (!(error instanceof PayloadTooLargeError)) throw error;
-        return Response.json(
-          { detail: `Request body exceeds ${MAX_WEBHOOK_BODY_BYTES} bytes`, error_code: "PAYLOAD_TOO_LARGE" },
-          { status: 413 },
-        );
+        let webhookRequest: WebhookRequest;
+        try {
+          webhookRequest = await readWebhookRequest(
+            request,
+            {
+              maxBytes: MAX_WEBHOOK_BODY_BYTES,
+              timeoutMs: body.timeoutMs,
+              idleTimeoutMs: body.idleTimeoutMs,
+              charge,
+            },
+            fetchOptions.incoming,
+          );
+        } catch (error) {
+          const refusal = bodyRefusal(error);
+          if (refusal === undefined) throw error;
+          return refusal;
+        }
+        const response = await handle(name, webhookRequest);
+        return new Response(response.body, {
+          status: response.status,
+          headers: { "content-type": `${response.contentType}; charset=UTF-8` },
+        });
+      } finally {
+        charge.release();
       }
-      const response = await handle(name, webhookRequest);
-      return new Response(response.body, {
-        status: response.status,
-        headers: { "content-type": `${response.contentType}; charset=UTF-8` },
-      });
     },
     async inbox(name, query = {}) {
       webhookOf(name);
@@ -315,9 +381,35 @@ export async function createMessaging(options: MessagingOptions): Promise<Messag
       for (const each of workers.values()) each.start();
       void wakeup?.start();
     },
-    async stop() {
+    async stop(stopOptions = {}) {
       await wakeup?.close();
-      await Promise.all([...workers.values()].map((each) => each.stop()));
+      await Promise.all([...workers.values()].map((each) => each.stop(stopOptions.signal)));
     },
   };
+}
+
+/**
+ * The answer to a body that could not be read, or undefined for an error that is not about the body. A late or
+ * refused body's connection is closed: what the client still sends is not wanted.
+ */
+function bodyRefusal(error: unknown): Response | undefined {
+  if (error instanceof PayloadTooLargeError) {
+    return Response.json(
+      { detail: `Request body exceeds ${MAX_WEBHOOK_BODY_BYTES} bytes`, error_code: "PAYLOAD_TOO_LARGE" },
+      { status: 413 },
+    );
+  }
+  if (error instanceof BodyTimeoutError) {
+    return Response.json(
+      { detail: error.message, error_code: "REQUEST_TIMEOUT" },
+      { status: 408, headers: { connection: "close" } },
+    );
+  }
+  if (error instanceof BodiesBusyError) {
+    return Response.json(
+      { detail: error.message, error_code: "SERVICE_UNAVAILABLE" },
+      { status: 503, headers: { connection: "close", "retry-after": "5" } },
+    );
+  }
+  return undefined;
 }

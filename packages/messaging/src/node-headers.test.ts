@@ -6,6 +6,7 @@ import { nodeHeaderReader, SILENT_LOGGER } from "@agent-platform/common/internal
 import { type ServerType, serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BodyBudget } from "./body-budget.js";
 import { createWhatsAppChannel } from "./channels/whatsapp/channel.js";
 import type { InboxStore } from "./inbox/store.js";
 import { handleWebhook, readWebhookRequest } from "./webhook.js";
@@ -65,7 +66,11 @@ beforeAll(async () => {
       nodeHeaders[name] = reader.get(name);
     }
     // The body is read from Node (readWebhookRequest with `incoming`); the Fetch path reuses it.
-    const viaNode = await readWebhookRequest(c.req.raw, c.env.incoming);
+    const viaNode = await readWebhookRequest(
+      c.req.raw,
+      { maxBytes: 1024, timeoutMs: 1_000, idleTimeoutMs: 1_000, charge: new BodyBudget(4096).open() },
+      c.env.incoming,
+    );
     const viaFetch = { ...viaNode, headers: c.req.raw.headers };
     seen = {
       fetchHeaders,

@@ -5,7 +5,7 @@ import type { Channel, HeaderReader, ParsedDelivery } from "./channel.js";
 import { InvalidPayloadError, PayloadTooLargeError } from "./errors.js";
 import type { InboxStore, InsertCounts } from "./inbox/store.js";
 import { boundMessages } from "./limits.js";
-import { readRawBody } from "./read-body.js";
+import { type BodyReadLimits, readRawBody } from "./read-body.js";
 
 /** Chat products' deliveries are a few KiB; the cap only has to stop abuse. */
 export const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
@@ -49,19 +49,19 @@ function errorResponse(status: number, errorCode: string, detail: string): Webho
 }
 
 /**
- * Reads a Fetch `Request` into a WebhookRequest, at most MAX_WEBHOOK_BODY_BYTES of body. On
- * @hono/node-server pass the Node request as `incoming`: the body (see readRawBody) and the headers (see
- * nodeHeaderReader) are then read from it, sparing the adapter's WHATWG objects. Throws PayloadTooLargeError.
+ * Reads a Fetch `Request` into a WebhookRequest, its body under `limits` (see readRawBody; `maxBytes` is
+ * MAX_WEBHOOK_BODY_BYTES for the webhooks). On @hono/node-server pass the Node request as `incoming`: the body
+ * and the headers (see nodeHeaderReader) are then read from it, sparing the adapter's WHATWG objects. Throws
+ * PayloadTooLargeError, BodiesBusyError, BodyTimeoutError or RequestAbortedError.
  */
 export async function readWebhookRequest(
   request: Request,
+  limits: BodyReadLimits,
   incoming?: IncomingMessage | undefined,
 ): Promise<WebhookRequest> {
   const { method, url } = request;
   const rawBody =
-    method === "GET" || method === "HEAD"
-      ? new Uint8Array(0)
-      : await readRawBody(request, MAX_WEBHOOK_BODY_BYTES, incoming);
+    method === "GET" || method === "HEAD" ? new Uint8Array(0) : await readRawBody(request, limits, incoming);
   return new ReceivedWebhookRequest(
     method,
     url,

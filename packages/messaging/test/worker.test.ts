@@ -6,7 +6,7 @@ import { createWhatsAppChannel } from "../src/channels/whatsapp/channel.js";
 import { DeliveryError } from "../src/errors.js";
 import { migrateInbox } from "../src/inbox/schema.js";
 import { InboxStore } from "../src/inbox/store.js";
-import { InboxWorker } from "../src/inbox/worker.js";
+import { ABORT_GRACE_MS, InboxWorker } from "../src/inbox/worker.js";
 import { type GraphStub, startGraphStub, waitFor } from "./support/api-stubs.js";
 import { connect, DATABASES, type TestDatabase } from "./support/database.js";
 import { textMessage } from "./support/messages.js";
@@ -84,6 +84,33 @@ describe.each(DATABASES)("inbox worker on $name", ({ fresh }) => {
     // The two in flight were finished; nothing else was claimed after stop().
     expect(await store.list("whatsapp", "done", 10)).toHaveLength(2);
     expect(await store.list("whatsapp", "pending", 10)).toHaveLength(3);
+  });
+
+  it("stop(deadline) aborts the calls in flight at the deadline and leaves their messages leased", async () => {
+    await store.insert("whatsapp", ["a", "b"].map(message));
+    const signals: (AbortSignal | undefined)[] = [];
+    // "a" gives up when told; "b" ignores the signal and never answers: stop() still resolves after its grace.
+    const agent: AgentHandler = (m, options) => {
+      signals.push(options?.signal);
+      return new Promise((_, reject) => {
+        if (m.text === "a") options?.signal?.addEventListener("abort", () => reject(new Error("aborted")));
+      });
+    };
+    const running = worker(agent, 2);
+    running.start();
+    await waitFor("two agent calls", () => signals.length === 2);
+    const started = performance.now();
+    await running.stop(AbortSignal.timeout(200));
+    const took = performance.now() - started;
+    expect(took).toBeGreaterThanOrEqual(190);
+    expect(took).toBeLessThan(200 + ABORT_GRACE_MS + 1_000);
+    expect(signals.every((signal) => signal?.aborted)).toBe(true);
+    // Nothing recorded: both stay leased (processing, first attempt) for whoever claims them when the lease expires.
+    expect(await store.list("whatsapp", "processing", 10)).toHaveLength(2);
+    expect(await sql`SELECT attempts, last_error FROM messaging.inbox ORDER BY message_id`).toEqual([
+      { attempts: 1, last_error: null },
+      { attempts: 1, last_error: null },
+    ]);
   });
 
   it("makes a message's child logger only when it logs, with the message's bindings", async () => {

@@ -1,4 +1,4 @@
-import { type Server, STATUS_CODES } from "node:http";
+import { type Server, type ServerResponse, STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
@@ -41,8 +41,21 @@ function bytesRead(socket: Duplex): number {
   return (socket as Partial<Socket>).bytesRead ?? 0;
 }
 
-/** Answers the HTTP parser's refusals with the JSON error body, then closes the connection. */
+/**
+ * Answers the HTTP parser's refusals with the JSON error body, then closes the connection. A refusal can come on
+ * a kept-alive connection that has answered requests before: it is answered too, unless the current response has
+ * begun (the refusal's bytes would land inside it).
+ */
 export function answerClientErrors(server: Server, logger: Logger): void {
+  // The response being written on each connection; gone once it is finished (handed to the kernel whole).
+  const inFlight = new WeakMap<Duplex, ServerResponse>();
+  server.on("request", (request, response: ServerResponse) => {
+    const { socket } = request;
+    inFlight.set(socket, response);
+    response.once("finish", () => {
+      if (inFlight.get(socket) === response) inFlight.delete(socket);
+    });
+  });
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
     const refusedAt = lingering.get(socket);
     if (refusedAt !== undefined) {
@@ -50,9 +63,10 @@ export function answerClientErrors(server: Server, logger: Logger): void {
       if (bytesRead(socket) - refusedAt > LINGER_BYTES) socket.destroy();
       return;
     }
-    // Nothing can be answered on a reset socket, nor once a response has begun (as Node's own default).
-    const bytesWritten = (socket as Duplex & { bytesWritten?: number }).bytesWritten ?? 0;
-    if (error.code === "ECONNRESET" || !socket.writable || bytesWritten > 0) {
+    // Nothing can be answered on a reset socket, nor once the current response has begun (as Node's own default).
+    // The socket's `bytesWritten` is no test of that: on a kept-alive connection it counts the earlier, finished
+    // answers, and the refusal of the next request was lost (a reset: fetch's "other side closed").
+    if (error.code === "ECONNRESET" || !socket.writable || inFlight.get(socket)?.headersSent === true) {
       socket.destroy();
       return;
     }

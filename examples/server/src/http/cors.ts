@@ -7,6 +7,11 @@ export interface CorsSettings {
   readonly allowedOrigins: readonly string[];
   /** Cookies carry the token: answers say `Access-Control-Allow-Credentials: true`. */
   readonly credentials: boolean;
+  /**
+   * DPoP is on: a page may send the `DPoP` proof header, and read `DPoP-Nonce` (the nonce its next proof must
+   * carry) beside `WWW-Authenticate` on every answer.
+   */
+  readonly dpop?: boolean;
 }
 
 /** How long a browser may reuse a preflight's answer, in seconds (Chromium caps it at 7200). */
@@ -15,6 +20,8 @@ const ALLOW_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
 const ALLOW_HEADERS = ["Authorization", "Content-Type"];
 // What a page may read besides the simple headers: the challenge says why a token failed.
 const EXPOSE_HEADERS = ["WWW-Authenticate", "Retry-After", "X-Request-Id"];
+const DPOP_ALLOW_HEADERS = [...ALLOW_HEADERS, "DPoP"];
+const DPOP_EXPOSE_HEADERS = [...EXPOSE_HEADERS, "DPoP-Nonce"];
 
 /** A CORS preflight: what a browser sends, never a request a page makes itself. */
 function isPreflight(c: Context): boolean {
@@ -32,13 +39,14 @@ function isPreflight(c: Context): boolean {
 export function corsMiddleware(settings: CorsSettings): MiddlewareHandler {
   const anyOrigin = settings.allowedOrigins.includes("*");
   const allowed = new Set(settings.allowedOrigins);
+  const exposeHeaders = settings.dpop === true ? DPOP_EXPOSE_HEADERS : EXPOSE_HEADERS;
   const isAllowed = (origin: string | undefined): origin is string =>
     origin !== undefined && (anyOrigin || allowed.has(origin));
   const answer = cors({
     origin: anyOrigin ? "*" : (origin) => (allowed.has(origin) ? origin : null),
     allowMethods: ALLOW_METHODS,
-    allowHeaders: ALLOW_HEADERS,
-    exposeHeaders: EXPOSE_HEADERS,
+    allowHeaders: settings.dpop === true ? DPOP_ALLOW_HEADERS : ALLOW_HEADERS,
+    exposeHeaders,
     maxAge: CORS_MAX_AGE_S,
     credentials: settings.credentials,
   });
@@ -58,7 +66,7 @@ export function corsMiddleware(settings: CorsSettings): MiddlewareHandler {
     await next();
     c.header("Access-Control-Allow-Origin", anyOrigin ? "*" : origin);
     if (settings.credentials) c.header("Access-Control-Allow-Credentials", "true");
-    c.header("Access-Control-Expose-Headers", EXPOSE_HEADERS.join(","));
+    c.header("Access-Control-Expose-Headers", exposeHeaders.join(","));
     if (!anyOrigin) c.header("Vary", "Origin", { append: true });
   };
 }

@@ -1,9 +1,39 @@
 import type { MiddlewareHandler } from "hono";
 import pino, { type DestinationStream, type Logger } from "pino";
 import type { AppEnv } from "./env.js";
+import { boundedStdout, reportDrops } from "./log-destination.js";
 
+/**
+ * The longest text a log line carries in one field (or as its message): a path, a header or an error message can
+ * be as long as a client makes it (Node lets a request line and headers reach 16 KiB), and a log line per request
+ * would carry all of it.
+ */
+export const MAX_LOGGED_CHARS = 512;
+
+/** `value`, cut at MAX_LOGGED_CHARS with a marker saying how much was left out. */
+export function capForLog(value: string): string {
+  if (value.length <= MAX_LOGGED_CHARS) return value;
+  return `${value.slice(0, MAX_LOGGED_CHARS)}…[${value.length - MAX_LOGGED_CHARS} more characters]`;
+}
+
+function capFields(value: unknown, depth: number): unknown {
+  if (typeof value === "string") return capForLog(value);
+  if (depth === 0 || value === null || typeof value !== "object" || value instanceof Error) return value;
+  if (Array.isArray(value)) return value.map((item) => capFields(item, depth - 1));
+  if (Object.getPrototypeOf(value) !== Object.prototype) return value;
+  const capped: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(value)) capped[key] = capFields(field, depth - 1);
+  return capped;
+}
+
+/**
+ * The server's logger. Without `destination`: JSON lines on stdout, at most LOG_BUFFER_BYTES of them waiting when
+ * stdout is not read (the rest dropped, and counted in a warning once it is read again). Every text field and
+ * message is cut at MAX_LOGGED_CHARS.
+ */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
-  return pino(
+  const stdout = destination === undefined ? boundedStdout() : undefined;
+  const logger = pino(
     {
       level,
       base: { service: "agent-platform-server" },
@@ -12,14 +42,24 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
         paths: ["authorization", "token", "*.authorization", "*.token", "headers.cookie", "*.headers.cookie"],
         censor: "[redacted]",
       },
+      formatters: { log: (object) => capFields(object, 3) as Record<string, unknown> },
+      hooks: {
+        logMethod(args, method) {
+          const capped = args.map((arg) => (typeof arg === "string" ? capForLog(arg) : arg)) as typeof args;
+          method.apply(this, capped);
+        },
+      },
     },
-    destination,
+    destination ?? stdout?.stream,
   );
+  if (stdout !== undefined) reportDrops(stdout.stream, stdout.drops, logger);
+  return logger;
 }
 
 /**
  * One log line per request with its id, method, path and status. The path is logged without its query
- * string, which can carry secrets (the WhatsApp handshake's `hub.verify_token`).
+ * string, which can carry secrets (the WhatsApp handshake's `hub.verify_token`), and cut at MAX_LOGGED_CHARS
+ * like every field (createLogger).
  */
 export function requestLogging(logger: Logger): MiddlewareHandler<AppEnv> {
   return async (c, next) => {

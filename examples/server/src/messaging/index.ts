@@ -37,6 +37,8 @@ export interface ServerMessagingDeps {
    * the rows they store. Embedded PGlite is one process's.
    */
   sharedDatabase: boolean;
+  /** REQUEST_TIMEOUT_MS: a webhook's whole body must arrive within this (the package's default when unset). */
+  bodyTimeoutMs?: number;
   /** Replaces the agent chosen by AGENT_URL (echo when unset). */
   agent?: AgentHandler;
 }
@@ -76,6 +78,7 @@ function createServerMessaging(deps: ServerMessagingDeps, channels: Channel[]): 
       leaseMs: config.MESSAGING_VISIBILITY_TIMEOUT_MS,
     },
     commit: { maxBatch: config.MESSAGING_COMMIT_MAX_BATCH, maxWaitMs: config.MESSAGING_COMMIT_MAX_WAIT_MS },
+    ...(deps.bodyTimeoutMs === undefined ? {} : { body: { timeoutMs: deps.bodyTimeoutMs } }),
     listen: deps.sharedDatabase,
     environment: deps.environment,
   });

@@ -9,7 +9,6 @@ import {
   type JwtAuth,
   type JwtRbacOptions,
 } from "../index.js";
-import { requestOrigin } from "../token/index.js";
 
 export type { AuthState, JwtRbacOptions } from "../index.js";
 
@@ -93,10 +92,11 @@ export function jwtRbac<C extends object = JWTPayload>(
         basePath: req.baseUrl,
         // Over `rawHeaders`: `req.headers` keeps only the first of two Authorization headers.
         headers: nodeHeaderReader(req),
-        // `req.protocol` follows the app's "trust proxy" setting (X-Forwarded-Proto); the host is the Host header.
-        origin: () => requestOrigin(req.protocol, req.get("host")),
-        // What the client called: the mount prefix is in `originalUrl`, as in the proof's `htu`.
-        url: () => `${requestOrigin(req.protocol, req.get("host")) ?? ""}${req.originalUrl}`,
+        // `req.protocol` follows the app's "trust proxy" setting (X-Forwarded-Proto). The origin is `publicOrigin` or
+        // the validated Host header (never X-Forwarded-Host, nor an absolute-form target's authority).
+        scheme: () => req.protocol,
+        // Only its path is read: the mount prefix is in `originalUrl`, as in the proof's `htu`.
+        url: () => req.originalUrl,
       });
     } catch (error) {
       next(error);

@@ -9,7 +9,7 @@ import {
   type JwtRbacOptions,
 } from "../index.js";
 import { canonicalPath } from "../rbac/canonical-path.js";
-import { originOfUrl } from "../token/index.js";
+import { connectionScheme } from "../token/index.js";
 
 /** `withJwtRbac` options: the core options and where the handler is mounted. */
 export interface FetchJwtRbacOptions extends JwtRbacOptions {
@@ -52,12 +52,14 @@ function checkedBasePath(basePath: string | undefined): string | undefined {
 
 /**
  * The state of a request, or the error `Response` to return as is. The path is the request URL's
- * pathname as received (still percent-encoded), below `basePath` when given.
+ * pathname as received (still percent-encoded), below `basePath` when given. `env`, the runtime's second
+ * argument to the handler, tells the connection's scheme on @hono/node-server (else the request URL's is used).
  */
 export async function authenticateRequest<C extends object = JWTPayload>(
   request: Request,
   auth: JwtAuth<C>,
   basePath?: string,
+  env?: unknown,
 ): Promise<AuthState<C> | Response> {
   const url = new URL(request.url);
   const result = await auth.authenticate({
@@ -65,7 +67,9 @@ export async function authenticateRequest<C extends object = JWTPayload>(
     path: url.pathname,
     basePath,
     headers: request.headers,
-    origin: () => originOfUrl(request.url),
+    // The origin is `publicOrigin` or the validated Host header, never the authority of `request.url` (a runtime
+    // may build it from an absolute-form request target); the scheme is the connection's where known.
+    scheme: connectionScheme(env),
     url: request.url,
   });
   if (!result.ok) return errorResponse(result.error);
@@ -97,7 +101,7 @@ export function withJwtRbac<C extends object = JWTPayload, A extends unknown[] =
     auth = createJwtAuth<C>(coreOptions);
   }
   const wrapped = async (request: Request, ...rest: A): Promise<Response> => {
-    const state = await authenticateRequest(request, auth, basePath);
+    const state = await authenticateRequest(request, auth, basePath, rest[0]);
     if (state instanceof Response) return state;
     const response = await handler(request, state, ...rest);
     const headers = responseHeaders.get(state);

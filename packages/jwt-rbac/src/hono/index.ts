@@ -8,7 +8,7 @@ import {
   type JwtAuth,
   type JwtRbacOptions,
 } from "../index.js";
-import { originOfUrl } from "../token/index.js";
+import { connectionScheme, schemeOf } from "../token/index.js";
 import { nodeRequestHeaders } from "./node-headers.js";
 
 export type { AuthState, JwtRbacOptions } from "../index.js";
@@ -67,8 +67,10 @@ export function jwtRbac<C extends object = JWTPayload>(options: JwtRbacOptions =
       path: c.req.path,
       basePath: mountPath(c),
       headers: nodeRequestHeaders(c.env) ?? c.req.raw.headers,
-      // The URL Hono sees: on Node, built from the Host header and the connection's scheme.
-      origin: () => originOfUrl(c.req.url),
+      // On Node, the connection's scheme; elsewhere the runtime's URL's. The origin is `publicOrigin` or the
+      // validated Host header, never the authority of an absolute-form target (which `c.req.url` may carry).
+      scheme: () => connectionScheme(c.env) ?? schemeOf(c.req.url),
+      // Only its path is read: the one Hono routes on, mount prefix included.
       url: () => c.req.url,
     });
     if (result instanceof Promise) return result.then((settled) => proceed(c, next, settled));

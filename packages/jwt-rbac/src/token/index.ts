@@ -9,10 +9,15 @@
  */
 export { boundAsBearerError } from "./dpop/errors.js";
 export { DpopGate } from "./dpop/index.js";
-export { type OpaqueOutcome, OpaqueTokens } from "./introspection/index.js";
+export { kindOf, type OpaqueOutcome, OpaqueTokens } from "./introspection/index.js";
 export { loadTrust, type Trust } from "./keys/trust.js";
-export { originOfUrl, requestOrigin } from "./read/csrf.js";
 export { type HeadersInput, isCorsPreflight } from "./read/headers.js";
+export {
+  connectionScheme,
+  type RequestOrigins,
+  requestOrigins,
+  schemeOf,
+} from "./read/public-origin.js";
 export { resolveToken } from "./read/resolve.js";
 export { TokenCache } from "./verify/cache.js";
 export type { Runtime } from "./verify/signature-types.js";

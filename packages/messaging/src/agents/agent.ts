@@ -1,4 +1,4 @@
-import type { InboundMedia } from "../channel.js";
+import type { CallOptions, InboundMedia } from "../channel.js";
 
 /** What an agent handler gets for one inbound chat message. */
 export interface AgentMessage {
@@ -17,7 +17,12 @@ export interface AgentMessage {
  * Answers one message; null means "no reply". Throws DeliveryError("AGENT_FAILED") to say whether the
  * inbox should try again later. `timeoutMs`, when set, is the longest one call may take: `createMessaging`
  * refuses a worker lease that does not outlast it (`createHttpAgent` sets it; set it on an agent of yours).
+ * `options.signal` aborts when the worker stops at its deadline: give the call up then (the message stays
+ * leased and is answered after a restart).
  */
-export type AgentHandler = ((message: AgentMessage) => Promise<{ text: string } | null>) & {
+export type AgentHandler = ((
+  message: AgentMessage,
+  options?: CallOptions,
+) => Promise<{ text: string } | null>) & {
   readonly timeoutMs?: number | undefined;
 };

@@ -17,12 +17,13 @@ export function createHttpAgent(url: string, timeoutMs: number): AgentHandler {
   checks.integer("timeoutMs", timeoutMs, 0, 1);
   if (timeoutMs === undefined) checks.problem("timeoutMs", "is required");
   checks.done();
-  const agent: AgentHandler = async (message) => {
+  const agent: AgentHandler = async (message, options) => {
     const answer = await postJson("Agent", url, {
       headers: { accept: "application/json" },
       body: message,
       timeoutMs,
       code: "AGENT_FAILED",
+      signal: options?.signal,
     });
     if (!answer.complete) {
       // Asking an agent again has no effect outside it, so a broken answer is worth another try.

@@ -27,6 +27,8 @@ export async function postJson(
     body: unknown;
     timeoutMs: number;
     code?: "SEND_FAILED" | "AGENT_FAILED";
+    /** Gives the call up at once when aborted (a retryable DeliveryError). */
+    signal?: AbortSignal | undefined;
   },
 ): Promise<ApiAnswer> {
   const code = init.code ?? "SEND_FAILED";
@@ -37,6 +39,7 @@ export async function postJson(
       body: JSON.stringify(init.body),
       timeoutMs: init.timeoutMs,
       maxAnswerBytes: MAX_ANSWER_BYTES,
+      signal: init.signal,
     });
   } catch (error) {
     if (!(error instanceof HttpPostError)) throw error;
@@ -46,8 +49,9 @@ export async function postJson(
       unreachable: `${api} unreachable: ${error.message}`,
       "too-large": `${api} ${error.message}`,
       "invalid-request": `${api} request cannot be sent: ${error.message}`,
+      aborted: `${api} call given up: ${error.message}`,
     }[error.reason];
-    throw new DeliveryError(code, message, error.reason === "unreachable");
+    throw new DeliveryError(code, message, error.reason === "unreachable" || error.reason === "aborted");
   }
   const text = decoder.decode(answer.body);
   let json: unknown;

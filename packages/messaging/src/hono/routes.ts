@@ -134,8 +134,11 @@ function mountWebhook(app: OpenAPIHono, route: ChannelRoute, security: string, m
         },
         400: errorResponse("Body is not valid JSON or not a valid delivery"),
         403: errorResponse("Missing, malformed, stale or wrong signature or secret token"),
+        408: errorResponse("The body did not arrive in time (the whole-body deadline or the idle limit)"),
         413: errorResponse(`Body larger than ${MAX_WEBHOOK_BODY_BYTES} bytes`),
-        503: errorResponse("Inbox unavailable: nothing was stored, the sender should retry"),
+        503: errorResponse(
+          "Inbox unavailable, or the bodies being received hold the whole body budget: nothing was stored, the sender should retry",
+        ),
       },
     }),
     (c) => webhook(c) as never,

@@ -24,8 +24,16 @@ export interface InboxWorkerOptions {
  * Drains the inbox: claims due rows, asks the agent, sends the reply through the channel and marks the row
  * done, with at most `concurrency` messages in flight. Several workers (processes) may share one database.
  */
+/**
+ * After `stop`'s deadline aborts the calls in flight, how long it still waits for their tasks to end: an agent or
+ * channel of the application's own that ignores the signal is left behind then (its row stays leased).
+ */
+export const ABORT_GRACE_MS = 1_000;
+
 export class InboxWorker {
   private readonly inFlight = new Set<Promise<void>>();
+  /** Aborts every outbound call in flight when stop()'s deadline passes. */
+  private readonly calls = new AbortController();
   private loop: Promise<void> | undefined;
   private startTimer: NodeJS.Timeout | undefined;
   private stopping = false;
@@ -50,14 +58,31 @@ export class InboxWorker {
     this.wakeWaiter?.();
   }
 
-  /** Claims nothing more and resolves when every message in flight has been handled. */
-  async stop(): Promise<void> {
+  /**
+   * Claims nothing more and resolves when every message in flight has been handled. When `deadline` aborts
+   * first, the agent and channel calls in flight are aborted and their messages left leased, unrecorded: another
+   * worker (or this server after a restart) takes them once their lease expires, as after a crash.
+   */
+  async stop(deadline?: AbortSignal): Promise<void> {
     this.stopping = true;
     if (this.startTimer) clearTimeout(this.startTimer);
     this.startTimer = undefined;
     this.notify();
-    await this.loop;
-    await Promise.allSettled(this.inFlight);
+    let aborted: () => void = () => {};
+    const abortedAndGrace = new Promise<void>((resolve) => {
+      aborted = () => {
+        this.calls.abort();
+        setTimeout(resolve, ABORT_GRACE_MS).unref();
+      };
+    });
+    if (deadline?.aborted) aborted();
+    else deadline?.addEventListener("abort", aborted, { once: true });
+    try {
+      await this.loop;
+      await Promise.race([Promise.allSettled(this.inFlight), abortedAndGrace]);
+    } finally {
+      deadline?.removeEventListener("abort", aborted);
+    }
   }
 
   private async run(): Promise<void> {
@@ -132,6 +157,13 @@ export class InboxWorker {
         outcome = store.markDone(row, parts);
       } catch (error) {
         if (error instanceof LeaseLostError) return;
+        if (this.calls.signal.aborted) {
+          log.warn(
+            { err: error },
+            "stopping: the call in flight was aborted; the message stays leased and is retried when its lease expires",
+          );
+          return;
+        }
         outcome = this.recordFailure(row, error, log);
       }
     }
@@ -170,6 +202,7 @@ export class InboxWorker {
    */
   private async deliver(row: ClaimedMessage, log: Logger): Promise<number> {
     const { store, channel, agent, leaseMs } = this.options;
+    const call = { signal: this.calls.signal };
     const message = row.message;
     let parts = row.replyParts;
     if (parts === null) {
@@ -178,15 +211,18 @@ export class InboxWorker {
         ? ""
         : message.supported
           ? ((
-              await agent({
-                channel: channel.name,
-                from: message.from,
-                text: message.text,
-                type: message.type,
-                ...(message.media ? { media: message.media } : {}),
-                sessionId: channel.sessionId(message),
-                raw: message.raw,
-              })
+              await agent(
+                {
+                  channel: channel.name,
+                  from: message.from,
+                  text: message.text,
+                  type: message.type,
+                  ...(message.media ? { media: message.media } : {}),
+                  sessionId: channel.sessionId(message),
+                  raw: message.raw,
+                },
+                call,
+              )
             )?.text ?? "")
           : channel.unsupportedReply;
       parts = text === "" ? [] : channel.splitReply(text);
@@ -198,12 +234,15 @@ export class InboxWorker {
     for (let index = row.partsSent; index < parts.length; index++) {
       // The parts before this one were accepted; the last part's record goes with markDone, in one commit.
       if (index > row.partsSent) await this.assertLeaseHeld(log, store.markPartsSent(row, index, leaseMs));
-      await channel.send({
-        accountId: message.accountId,
-        to: message.conversation ?? message.from,
-        text: parts[index] ?? "",
-        ...(message.thread === undefined ? {} : { thread: message.thread }),
-      });
+      await channel.send(
+        {
+          accountId: message.accountId,
+          to: message.conversation ?? message.from,
+          text: parts[index] ?? "",
+          ...(message.thread === undefined ? {} : { thread: message.thread }),
+        },
+        call,
+      );
     }
     return parts.length;
   }

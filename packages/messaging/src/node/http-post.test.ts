@@ -187,6 +187,50 @@ describe("httpPost bounds time, size and headers", () => {
   });
 });
 
+describe("httpPost given up by its caller's signal", () => {
+  const postWith = (url: string, signal: AbortSignal) =>
+    httpPost(url, { headers: {}, body: "{}", timeoutMs: 10_000, maxAnswerBytes: 1024, signal });
+
+  it("gives up a call the server never answers when the signal aborts, long before its timeout, and closes it", async () => {
+    const { url, stats } = await rawServer(() => {});
+    const started = performance.now();
+    const error = await failure(postWith(url, AbortSignal.timeout(100)));
+    expect(error.reason).toBe("aborted");
+    expect(performance.now() - started).toBeLessThan(2_000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(stats.closed).toBe(1);
+  });
+
+  it("gives up an answer whose body is still arriving: no answer rather than a cut one", async () => {
+    const { url } = await rawServer((socket) => {
+      socket.write("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n");
+      const drip = setInterval(() => socket.writable && socket.write("1\r\nx\r\n"), 20);
+      socket.on("close", () => clearInterval(drip));
+    });
+    expect((await failure(postWith(url, AbortSignal.timeout(150)))).reason).toBe("aborted");
+  });
+
+  it("sends nothing when the signal has already aborted", async () => {
+    const { url, stats } = await httpServer((_, res) => res.end("{}"));
+    const controller = new AbortController();
+    controller.abort();
+    expect((await failure(postWith(url, controller.signal))).reason).toBe("aborted");
+    expect(stats.connections).toBe(0);
+  });
+
+  it("postJson turns it into a retryable DeliveryError", async () => {
+    const { url } = await rawServer(() => {});
+    const error = await postJson("Agent", url, {
+      body: {},
+      timeoutMs: 10_000,
+      code: "AGENT_FAILED",
+      signal: AbortSignal.timeout(50),
+    }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: "AGENT_FAILED", retryable: true });
+    expect((error as Error).message).toBe("Agent call given up: the call was aborted");
+  });
+});
+
 describe("httpPost on broken connections", () => {
   it("reports a connection reset before any answer as unreachable", async () => {
     const { url } = await rawServer((socket) => socket.resetAndDestroy());

@@ -41,8 +41,11 @@ export interface HttpAnswer {
 /** Why no answer could be used: never a URL (Telegram's carry the bot token), only what happened. */
 export class HttpPostError extends Error {
   constructor(
-    /** `invalid-request`: the URL or a header cannot be sent at all (configuration); nothing left the process. */
-    readonly reason: "unreachable" | "too-large" | "invalid-request",
+    /**
+     * `invalid-request`: the URL or a header cannot be sent at all (configuration); nothing left the process.
+     * `aborted`: the caller's signal aborted the call (the worker is stopping).
+     */
+    readonly reason: "unreachable" | "too-large" | "invalid-request" | "aborted",
     message: string,
     /** The status, when the answer was refused for its size. */
     readonly status?: number,
@@ -67,6 +70,8 @@ export function httpPost(
     body: string;
     timeoutMs: number;
     maxAnswerBytes: number;
+    /** Aborting it gives the call up at once: the connection is closed and the promise rejects (`aborted`). */
+    signal?: AbortSignal | undefined;
   },
 ): Promise<HttpAnswer> {
   let target: URL;
@@ -80,6 +85,8 @@ export function httpPost(
     return Promise.reject(new HttpPostError("invalid-request", `unsupported protocol ${protocol}`));
   }
   const payload = Buffer.from(options.body, "utf8");
+  const { signal } = options;
+  if (signal?.aborted) return Promise.reject(new HttpPostError("aborted", "the call was aborted"));
   return new Promise((resolve, reject) => {
     let settled = false;
     let response: IncomingMessage | undefined;
@@ -90,6 +97,7 @@ export function httpPost(
       if (settled) return;
       settled = true;
       clearTimeout(deadline);
+      signal?.removeEventListener("abort", onAbort);
       if (outcome instanceof HttpPostError) reject(outcome);
       else resolve(outcome);
     };
@@ -136,6 +144,12 @@ export function httpPost(
       request.destroy();
     }, options.timeoutMs);
 
+    // Before the whole answer, an abort is no answer at all, even after the status: the call is given up.
+    const onAbort = () => {
+      finish(new HttpPostError("aborted", "the call was aborted"));
+      request.destroy();
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
     request.on("error", (error: Error) => broke(error.message, error));
     request.on("response", (res: IncomingMessage) => {
       response = res;

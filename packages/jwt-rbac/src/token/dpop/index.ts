@@ -23,7 +23,7 @@ import {
   type ReplayStore,
 } from "./options.js";
 import { ProofVerifier } from "./proof.js";
-import { MemoryReplayStore } from "./replay.js";
+import { defaultReplayShare, MemoryReplayStore, ReplayShareFullError } from "./replay.js";
 
 /** `dpop` resolved once: every value checked, defaults filled in. */
 export interface DpopConfig {
@@ -62,7 +62,11 @@ export function resolveDpop(options: DpopOptions | undefined): DpopConfig | unde
   if (!Number.isSafeInteger(replayMax) || replayMax <= 0) {
     throw configError("jwt-rbac", "dpop.replayMax must be a positive integer");
   }
-  const replay = options.replay ?? new MemoryReplayStore(replayMax);
+  const replayMaxPerKey = options.replayMaxPerKey ?? defaultReplayShare(replayMax);
+  if (!Number.isSafeInteger(replayMaxPerKey) || replayMaxPerKey <= 0) {
+    throw configError("jwt-rbac", "dpop.replayMaxPerKey must be a positive integer");
+  }
+  const replay = options.replay ?? new MemoryReplayStore(replayMax, replayMaxPerKey);
   if (typeof replay.add !== "function")
     throw configError("jwt-rbac", "dpop.replay must have an add(key, expiresAtMs) method");
   return {
@@ -107,6 +111,7 @@ export class DpopGate {
   readonly #algs: string;
   readonly #logger: Logger;
   #storeFailing = false;
+  #shareWarnedAt = Number.NEGATIVE_INFINITY;
 
   constructor(config: DpopConfig, runtime: Runtime, logger: Logger) {
     this.#config = config;
@@ -191,6 +196,15 @@ export class DpopGate {
       if (this.#storeFailing) this.#logger.warn("jwt-rbac: DPoP replay store answers again");
       this.#storeFailing = false;
     } catch (error) {
+      if (error instanceof ReplayShareFullError) {
+        // One client past its share: its proofs are refused, the store is not failing for the others.
+        const now = Date.now();
+        if (now - this.#shareWarnedAt >= 60_000) {
+          this.#shareWarnedAt = now;
+          this.#logger.warn(`jwt-rbac: ${error.message}`);
+        }
+        return invalidProofError("too many proofs with this key within the window, try again later", REALM);
+      }
       if (!this.#storeFailing) {
         this.#logger.warn(
           `jwt-rbac: DPoP replay store unavailable (${(error as Error).message}); proofs are refused until it answers`,

@@ -33,6 +33,11 @@ export interface DpopOptions {
   replay?: ReplayStore;
   /** Most `jti`s the default in-memory store holds; beyond it proofs are refused. Default 100000. */
   replayMax?: number;
+  /**
+   * Most `jti`s the default in-memory store holds for one key thumbprint (one client); beyond it that
+   * client's proofs are refused and the others' still accepted. Default a tenth of `replayMax`.
+   */
+  replayMaxPerKey?: number;
   /** Oldest accepted proof `iat`, in seconds. Default 60. */
   maxAgeSec?: number;
   /** Leeway for a proof's `iat` in the future (and its age), in seconds. Default 5. */

@@ -156,41 +156,105 @@ export interface OpaqueClaims {
 
 export type OpaqueOutcome = OpaqueClaims | AuthError;
 
-interface Remembered {
-  readonly outcome: OpaqueOutcome;
+/** A refusal (inactive, or active but refused by the claim rules), remembered until `expiresAt`. */
+interface Refused {
+  readonly outcome: AuthError;
   readonly expiresAt: number;
+}
+
+/**
+ * An active answer: served as it is until `freshUntil` (`min(exp, answer + cacheMaxSec)`); after that the
+ * endpoint is asked again, and while the introspection budget is spent the answer is still served until
+ * `staleUntil` (`min(exp, freshUntil + cacheMaxSec)`).
+ */
+interface Active {
+  readonly outcome: OpaqueClaims;
+  readonly freshUntil: number;
+  readonly staleUntil: number;
 }
 
 const inactive = () => invalidTokenError("token_inactive", "Invalid token: the token is not active");
 
 /** A JWS has exactly two dots; anything else is opaque. */
-function kindOf(token: string): "jwt" | "opaque" {
+export function kindOf(token: string): "jwt" | "opaque" {
   const first = token.indexOf(".");
   if (first < 0) return "opaque";
   const second = token.indexOf(".", first + 1);
   return second > 0 && token.indexOf(".", second + 1) < 0 ? "jwt" : "opaque";
 }
 
+/** Most characters of token text the refusals remembered hold in all (made-up tokens may be `maxTokenLength` long). */
+export const MAX_REFUSED_CHARS = 4 * 1024 * 1024;
+
+/**
+ * Answers by token text, bounded by count and by the characters of the tokens held, the oldest dropped first:
+ * a flood of made-up tokens of the longest accepted length holds no more memory than one of short ones.
+ */
+class Remembered<V> {
+  readonly #entries = new Map<string, V>();
+  readonly #max: number;
+  readonly #maxChars: number;
+  #chars = 0;
+
+  constructor(max: number, maxChars: number) {
+    this.#max = max;
+    this.#maxChars = maxChars;
+  }
+
+  get(token: string): V | undefined {
+    return this.#entries.get(token);
+  }
+
+  has(token: string): boolean {
+    return this.#entries.has(token);
+  }
+
+  delete(token: string): void {
+    if (this.#entries.delete(token)) this.#chars -= token.length;
+  }
+
+  set(token: string, value: V): void {
+    this.delete(token);
+    for (const oldest of this.#entries.keys()) {
+      if (this.#entries.size < this.#max && this.#chars + token.length <= this.#maxChars) break;
+      this.delete(oldest);
+    }
+    this.#entries.set(token, value);
+    this.#chars += token.length;
+  }
+}
+
 /**
  * Tokens verified by asking: the `tokenVerifier` hook (first-party opaque tokens), then the RFC 7662
  * endpoint. Answers are remembered (active ones until `min(exp, now + cacheMaxSec)`, inactive ones
- * briefly), one question per token is in flight, and questions to the endpoint go out at a bounded
- * rate: a flood of made-up tokens costs the endpoint `maxPerSecond`, and each such token a refusal.
+ * briefly, each kind in its own bounded map so refusals never push out an active answer), one question
+ * per token is in flight, and questions to the endpoint go out at a bounded rate, in two shares: half of
+ * `maxPerSecond` for tokens never answered active, half (and whatever of the other half is unspent) for
+ * asking again about tokens that were. A flood of made-up tokens costs the endpoint at most
+ * `maxPerSecond`, each such token a refusal, and never a known token's refresh: when even that budget is
+ * spent, a token that was active is served its last answer for at most another `cacheMaxSec`.
  */
 export class OpaqueTokens {
   readonly #config: OpaqueConfig;
   readonly #logger: Logger;
-  readonly #answers = new Map<string, Remembered>();
+  readonly #active: Remembered<Active>;
+  readonly #refused: Remembered<Refused>;
   readonly #inflight = new Map<string, Promise<OpaqueOutcome>>();
-  readonly #rate: RateBound | undefined;
+  /** Questions about tokens never answered active. */
+  readonly #unknownRate: RateBound | undefined;
+  /** Questions about tokens answered active before (their answer is past `freshUntil`). */
+  readonly #knownRate: RateBound | undefined;
   #endpoint: Promise<URL> | undefined;
   #failing = false;
 
   constructor(config: OpaqueConfig, logger: Logger) {
     this.#config = config;
     this.#logger = logger;
-    this.#rate =
-      config.introspection === undefined ? undefined : new RateBound(config.introspection.maxPerSecond);
+    this.#active = new Remembered(config.cacheMax, Number.POSITIVE_INFINITY);
+    this.#refused = new Remembered(config.cacheMax, MAX_REFUSED_CHARS);
+    const perSecond = config.introspection?.maxPerSecond;
+    this.#unknownRate = perSecond === undefined ? undefined : new RateBound(perSecond / 2);
+    this.#knownRate = perSecond === undefined ? undefined : new RateBound(perSecond / 2);
   }
 
   /** Whether this token is verified here rather than as a JWT. */
@@ -204,10 +268,16 @@ export class OpaqueTokens {
     if (token.length > this.#config.maxTokenLength) {
       return invalidTokenError("token_too_large", "Invalid token: token too large");
     }
-    const remembered = this.#answers.get(token);
-    if (remembered !== undefined) {
-      if (remembered.expiresAt > nowMs) return remembered.outcome;
-      this.#answers.delete(token);
+    const active = this.#active.get(token);
+    if (active !== undefined) {
+      if (active.freshUntil > nowMs) return active.outcome;
+      if (active.staleUntil <= nowMs) this.#active.delete(token);
+    } else {
+      const refused = this.#refused.get(token);
+      if (refused !== undefined) {
+        if (refused.expiresAt > nowMs) return refused.outcome;
+        this.#refused.delete(token);
+      }
     }
     let pending = this.#inflight.get(token);
     if (pending === undefined) {
@@ -217,26 +287,34 @@ export class OpaqueTokens {
     return pending;
   }
 
-  #remember(token: string, outcome: OpaqueOutcome, expiresAt: number): OpaqueOutcome {
-    if (this.#answers.size >= this.#config.cacheMax) {
-      for (const oldest of this.#answers.keys()) {
-        this.#answers.delete(oldest);
-        break;
-      }
-    }
-    this.#answers.set(token, { outcome, expiresAt });
+  #refuse(token: string, outcome: AuthError, expiresAt: number): AuthError {
+    this.#active.delete(token);
+    this.#refused.set(token, { outcome, expiresAt });
     return outcome;
   }
 
   #accept(token: string, claims: Record<string, unknown>, rules: ClaimRules, nowMs: number): OpaqueOutcome {
     const refused = checkClaims(claims, rules, nowMs / 1000);
-    if (refused !== undefined) return this.#remember(token, refused, nowMs + this.#config.negativeMs);
-    const exp = claims.exp;
-    const notAfterMs = Math.min(
-      typeof exp === "number" ? exp * 1000 : Number.POSITIVE_INFINITY,
-      nowMs + this.#config.cacheMaxMs,
-    );
-    return this.#remember(token, { claims, notAfterMs }, notAfterMs);
+    if (refused !== undefined) return this.#refuse(token, refused, nowMs + this.#config.negativeMs);
+    const exp = typeof claims.exp === "number" ? claims.exp * 1000 : Number.POSITIVE_INFINITY;
+    const freshUntil = Math.min(exp, nowMs + this.#config.cacheMaxMs);
+    const outcome = { claims, notAfterMs: freshUntil };
+    this.#refused.delete(token);
+    this.#active.set(token, {
+      outcome,
+      freshUntil,
+      staleUntil: Math.min(exp, freshUntil + this.#config.cacheMaxMs),
+    });
+    return outcome;
+  }
+
+  /**
+   * Whether a question about `token` may go to the endpoint now: a token answered active before draws on
+   * its own share first, then on the other; any other token only on its own.
+   */
+  #mayAsk(token: string, nowMs: number): boolean {
+    if (this.#active.has(token) && (this.#knownRate as RateBound).take(nowMs)) return true;
+    return (this.#unknownRate as RateBound).take(nowMs);
   }
 
   #unavailable(why: string): AuthError {
@@ -270,10 +348,16 @@ export class OpaqueTokens {
       }
     }
     if (introspection === undefined || !introspection.tokenTypes.has(kind)) {
-      return this.#remember(token, inactive(), nowMs + this.#config.negativeMs);
+      return this.#refuse(token, inactive(), nowMs + this.#config.negativeMs);
     }
-    if (!(this.#rate as RateBound).take(nowMs))
+    if (!this.#mayAsk(token, nowMs)) {
+      // The budget is spent (a flood of made-up tokens, or many refreshes at once): a token that was
+      // active keeps its last answer until `staleUntil`, outside the verified-token cache (asked again next time).
+      const known = this.#active.get(token);
+      if (known !== undefined && known.staleUntil > nowMs)
+        return { claims: known.outcome.claims, notAfterMs: nowMs };
       return this.#unavailable(`more than ${introspection.maxPerSecond} introspections a second`);
+    }
     let answer: Record<string, unknown> | undefined;
     try {
       const endpoint = await this.#locate();
@@ -284,7 +368,7 @@ export class OpaqueTokens {
     if (this.#failing) this.#logger.warn("jwt-rbac: token introspection answers again");
     this.#failing = false;
     const now = Date.now();
-    if (answer === undefined) return this.#remember(token, inactive(), now + this.#config.negativeMs);
+    if (answer === undefined) return this.#refuse(token, inactive(), now + this.#config.negativeMs);
     return this.#accept(token, answer, introspection.rules, now);
   }
 

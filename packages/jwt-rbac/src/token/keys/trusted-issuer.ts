@@ -8,4 +8,6 @@ export interface TrustedIssuer {
   readonly allowed: ReadonlySet<string>;
   readonly keys: StaticKeys;
   readonly remote: RemoteKeySet | undefined;
+  /** Told when these keys verified a token's signature (tenant issuers: kept from then on). */
+  readonly onVerified?: () => void;
 }

@@ -1,5 +1,6 @@
 import { configError } from "@agent-platform/common/internal";
 import { type JwtRbacOptions, TokenSource } from "../../options.js";
+import { type PublicOrigin, parseOrigin } from "./public-origin.js";
 
 /** Where a token is read from, and the origins a cookie-authenticated unsafe request may come from. */
 export interface ReadingConfig {
@@ -55,4 +56,17 @@ export function resolveReading(options: JwtRbacOptions): ReadingConfig {
     tokenHeaderName: tokenHeaderKey,
     cookieName: options.cookieName ?? "access_token",
   };
+}
+
+/** The `publicOrigin` option, checked once. */
+export function resolvePublicOrigin(value: unknown): PublicOrigin | undefined {
+  if (value === undefined || typeof value === "function") return value as PublicOrigin | undefined;
+  const origin = parseOrigin(value);
+  if (origin === undefined) {
+    throw configError(
+      "jwt-rbac",
+      `publicOrigin: ${JSON.stringify(String(value)).slice(0, 120)} is not an origin (scheme://host[:port], http or https, no path)`,
+    );
+  }
+  return origin;
 }

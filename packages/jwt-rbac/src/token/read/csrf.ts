@@ -29,29 +29,21 @@ export interface CsrfRequest {
   readonly origin?: string | (() => string | undefined) | undefined;
 }
 
-/** The origin of a request from the scheme it arrived on and its Host header, as browsers serialise origins. */
-export function requestOrigin(protocol: string, host: string | undefined): string | undefined {
-  if (host === undefined || host === "") return undefined;
-  const scheme = protocol.endsWith(":") ? protocol.slice(0, -1) : protocol;
-  const lower = host.toLowerCase();
-  const defaultPort = scheme === "https" ? ":443" : scheme === "http" ? ":80" : undefined;
-  const authority =
-    defaultPort !== undefined && lower.endsWith(defaultPort) ? lower.slice(0, -defaultPort.length) : lower;
-  return `${scheme}://${authority}`;
-}
-
-/** The origin part of an absolute URL string (`https://host:port`), without parsing all of it. */
-export function originOfUrl(url: string): string {
-  const authority = url.indexOf("//");
-  const path = authority < 0 ? -1 : url.indexOf("/", authority + 2);
-  return path < 0 ? url : url.slice(0, path);
+function ownOriginOf<R extends CsrfRequest>(
+  request: R,
+  ownOrigin: ((request: R) => string | undefined) | undefined,
+): string | undefined {
+  if (ownOrigin !== undefined) return ownOrigin(request);
+  const { origin } = request;
+  return typeof origin === "function" ? origin() : origin;
 }
 
 /** undefined when a cookie-authenticated `method` may proceed, else the 403 `CSRF_REJECTED`. */
-export function crossSiteRefusal(
+export function crossSiteRefusal<R extends CsrfRequest>(
   config: CsrfConfig,
   method: string,
-  request: CsrfRequest,
+  request: R,
+  ownOrigin?: (request: R) => string | undefined,
 ): AuthError | undefined {
   if (method === "GET" || method === "HEAD") return undefined;
   const site = readHeader(request.headers, "sec-fetch-site");
@@ -60,7 +52,7 @@ export function crossSiteRefusal(
   if (origin !== undefined) {
     const allowed =
       config.allowedOrigins === undefined
-        ? origin === (typeof request.origin === "function" ? request.origin() : request.origin)
+        ? origin === ownOriginOf(request, ownOrigin)
         : config.allowedOrigins.has(origin);
     if (allowed) return undefined;
   }

@@ -77,12 +77,14 @@ export interface TokenRequest extends CsrfRequest {
 
 /**
  * The raw token of a request, or why there is none. Never looks inside the token. A token from a
- * cookie counts only for a request that is not a cross-site forgery (see csrf.ts).
+ * cookie counts only for a request that is not a cross-site forgery (see csrf.ts); `ownOrigin` answers the
+ * request's own origin for that check when the request does not carry one.
  */
-export function resolveToken(
+export function resolveToken<R extends TokenRequest>(
   config: TokenSourceConfig,
   method: string,
-  request: TokenRequest,
+  request: R,
+  ownOrigin?: (request: R) => string | undefined,
 ): string | AuthError {
   const { tokenSource, cookieName } = config;
   const { headers, cookies } = request;
@@ -100,7 +102,8 @@ export function resolveToken(
       }
       cookie = read;
     }
-    if (cookie !== undefined && cookie !== "") return crossSiteRefusal(config, method, request) ?? cookie;
+    if (cookie !== undefined && cookie !== "")
+      return crossSiteRefusal(config, method, request, ownOrigin) ?? cookie;
   }
   switch (tokenSource) {
     case TokenSource.COOKIE:

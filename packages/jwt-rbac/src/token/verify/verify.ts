@@ -66,6 +66,24 @@ export class TokenVerifier {
     this.#typ = config.requireTyp === undefined ? undefined : typMatcher(config.requireTyp);
   }
 
+  /**
+   * The header rules of every JWT, for one that is verified elsewhere (sent to introspection): with
+   * `requireTyp`, a JWS whose header cannot be read, names a critical extension or carries another `typ`
+   * is refused before it is sent anywhere. `undefined` when the header passes, or without `requireTyp`.
+   */
+  headerRefusal(token: string): AuthError | undefined {
+    if (this.#typ === undefined || !this.#config.validate) return undefined;
+    if (token.length > this.#config.maxTokenLength) {
+      return invalidTokenError("token_too_large", "Invalid token: token too large");
+    }
+    const decoded = decodeJws(token, this.#codec);
+    if (decoded === "malformed") return invalidTokenError("malformed", "Invalid token: malformed JWT");
+    if (decoded.header.crit !== undefined) {
+      return invalidTokenError("unsupported_crit", "Invalid token: unsupported critical header parameter");
+    }
+    return this.#typ(decoded.header.typ) ? undefined : wrongTypError();
+  }
+
   /** Decodes and verifies. `nowMs` is injected so callers share one clock reading. */
   verify(token: string, trust: Trust, nowMs: number): VerifyResult | Promise<VerifyResult> {
     // Bounded before any decoding: a megabyte of "token" costs one length comparison.
@@ -184,13 +202,16 @@ export class TokenVerifier {
         token,
         decoded.signingInputEnd,
       );
-      if (result === true) return checkClaims(decoded.payload, issuer.rules, nowSeconds) ?? decoded;
+      if (result === true) {
+        issuer.onVerified?.();
+        return checkClaims(decoded.payload, issuer.rules, nowSeconds) ?? decoded;
+      }
       if (result !== false) {
-        return result.then((valid) =>
-          valid
-            ? (checkClaims(decoded.payload, issuer.rules, nowSeconds) ?? decoded)
-            : this.#verifyWith(candidates, i + 1, decoded, alg, issuer, token, nowSeconds),
-        );
+        return result.then((valid) => {
+          if (!valid) return this.#verifyWith(candidates, i + 1, decoded, alg, issuer, token, nowSeconds);
+          issuer.onVerified?.();
+          return checkClaims(decoded.payload, issuer.rules, nowSeconds) ?? decoded;
+        });
       }
     }
     return signatureFailure();

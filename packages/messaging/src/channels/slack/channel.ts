@@ -1,4 +1,4 @@
-import type { Channel, OutboundReply } from "../../channel.js";
+import type { CallOptions, Channel, OutboundReply } from "../../channel.js";
 import { splitIntoNumberedChunks } from "../../chunk.js";
 import { DeliveryError } from "../../errors.js";
 import { SLACK_ROUTE } from "../routes.js";
@@ -38,7 +38,7 @@ export function createSlackChannel(options: SlackChannelOptions): Channel {
       return splitIntoNumberedChunks(text, SLACK_TEXT_LIMIT);
     },
 
-    async send(reply: OutboundReply) {
+    async send(reply: OutboundReply, call?: CallOptions) {
       const answer = await postJson("Slack API", `${baseUrl}/chat.postMessage`, {
         headers: { authorization: `Bearer ${options.botToken}` },
         body: {
@@ -47,6 +47,7 @@ export function createSlackChannel(options: SlackChannelOptions): Channel {
           ...(reply.thread === undefined ? {} : { thread_ts: reply.thread }),
         },
         timeoutMs: options.apiTimeoutMs,
+        signal: call?.signal,
       });
       const body = (answer.json ?? {}) as { ok?: unknown; error?: unknown };
       if (answer.status === 200 && body.ok === true) return;

@@ -1,4 +1,4 @@
-import type { Channel, OutboundReply } from "../../channel.js";
+import type { CallOptions, Channel, OutboundReply } from "../../channel.js";
 import { splitIntoNumberedChunks } from "../../chunk.js";
 import { DeliveryError } from "../../errors.js";
 import { TELEGRAM_ROUTE } from "../routes.js";
@@ -41,11 +41,12 @@ export function createTelegramChannel(options: TelegramChannelOptions): Channel 
       return splitIntoNumberedChunks(text, TELEGRAM_TEXT_LIMIT);
     },
 
-    async send(reply: OutboundReply) {
+    async send(reply: OutboundReply, call?: CallOptions) {
       // The URL carries the token: postJson never puts it in an error, and neither does this.
       const answer = await postJson("Telegram Bot API", `${baseUrl}/bot${options.botToken}/sendMessage`, {
         body: { chat_id: reply.to, text: reply.text },
         timeoutMs: options.apiTimeoutMs,
+        signal: call?.signal,
       });
       const body = (answer.json ?? {}) as {
         ok?: unknown;

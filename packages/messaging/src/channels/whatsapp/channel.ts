@@ -1,4 +1,4 @@
-import type { Channel, OutboundReply } from "../../channel.js";
+import type { CallOptions, Channel, OutboundReply } from "../../channel.js";
 import { splitIntoNumberedChunks } from "../../chunk.js";
 import { DeliveryError } from "../../errors.js";
 import { WHATSAPP_ROUTE } from "../routes.js";
@@ -57,7 +57,7 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): Channel 
       return splitIntoNumberedChunks(text, WHATSAPP_TEXT_LIMIT);
     },
 
-    async send(reply: OutboundReply) {
+    async send(reply: OutboundReply, call?: CallOptions) {
       const answer = await postJson(
         "Graph API",
         `${baseUrl}/${encodeURIComponent(reply.accountId)}/messages`,
@@ -71,6 +71,7 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): Channel 
             text: { preview_url: false, body: reply.text },
           },
           timeoutMs: options.apiTimeoutMs,
+          signal: call?.signal,
         },
       );
       if (answer.status >= 200 && answer.status < 300) return;
