@@ -25,6 +25,18 @@ const PROCESS_COUNTS = [1, 2, 4] as const;
 const CLIENTS = 32;
 /** Messages each server process handles at once (MESSAGING_WORKER_CONCURRENCY; the server's default is 4). */
 const WORKER_CONCURRENCY = 16;
+/**
+ * Conversations the end-to-end messages are spread over (message i comes from sender i mod 50): with the inbox's
+ * default ordering, one conversation's messages are answered one at a time, so the rows measure 50 conversations.
+ */
+const CONVERSATIONS = 50;
+const senderOf = (index: number) => `1555123${String(index % CONVERSATIONS).padStart(4, "0")}`;
+/** Orderings measured: the rows with ordering on at every process count, off at 1 and 4 for the ratio. */
+type Ordering = "conversation" | "none";
+/** Retention under load: old rows before the start, new messages per second, seconds of load. */
+const RETENTION_ROWS = 100_000;
+const RETENTION_RATE = 200;
+
 /** Messages sent to each server process, and answered, before a run is measured (see endToEnd). */
 const WARM_UP_PER_PROCESS = 500;
 
@@ -72,8 +84,8 @@ const REDELIVERIES = 20;
 const REDELIVERY_PAUSE_MS = 250;
 
 interface Signer {
-  /** The status of one signed delivery of `messageId` (0: no answer). */
-  post(origin: string, messageId: string): Promise<number>;
+  /** The status of one signed delivery of `messageId` from `from` (0: no answer). */
+  post(origin: string, messageId: string, from?: string): Promise<number>;
   /** Closes the kept-alive connections. */
   close(): void;
 }
@@ -85,8 +97,8 @@ interface Signer {
 function signer(appSecret: string): Signer {
   const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
   return {
-    post(origin, messageId) {
-      const body = delivery(messageId);
+    post(origin, messageId, from) {
+      const body = delivery(messageId, from);
       return new Promise((resolve) => {
         const sent = request(
           `${origin}/whatsapp/webhook`,
@@ -140,9 +152,14 @@ async function deliverAll(
         const index = next++;
         const id = ids[index] as string;
         const origin = origins[index % origins.length] as string;
+        const from = senderOf(index);
         log.sentAt.set(id, now());
         let tries = 0;
-        for (let status = await post(origin, id); status !== 200; status = await post(origin, id)) {
+        for (
+          let status = await post(origin, id, from);
+          status !== 200;
+          status = await post(origin, id, from)
+        ) {
           log.acksNot200[status] = (log.acksNot200[status] ?? 0) + 1;
           if (++tries > REDELIVERIES) {
             log.neverAcknowledged++;
@@ -184,6 +201,7 @@ async function startServers(
 
 interface EndToEnd {
   processes: number;
+  ordering: Ordering;
   messages: number;
   messagesPerSecond: number;
   latencyP50Ms: number;
@@ -218,6 +236,7 @@ async function endToEnd(
   messages: number,
   timeoutMs: number,
   dataDirs: string[],
+  ordering: Ordering,
 ): Promise<EndToEnd> {
   const database = await createTestDatabase(`bench_inbox_${processes}p`, url);
   const chatApi = await startStandIn("chat-api");
@@ -233,6 +252,7 @@ async function endToEnd(
           // Each process's own token, so the stand-in can tell which process sent a reply.
           WHATSAPP_ACCESS_TOKEN: `bench-access-token-p${index}`,
           MESSAGING_WORKER_CONCURRENCY: String(WORKER_CONCURRENCY),
+          MESSAGING_ORDERING: ordering,
         }),
       dataDirs,
     );
@@ -285,6 +305,7 @@ async function endToEnd(
     const seconds = (lastReply - started) / 1000;
     return {
       processes,
+      ordering,
       messages,
       messagesPerSecond: replies.filter((record) => record.length > 0).length / seconds,
       latencyP50Ms: percentile(latencies, 0.5),
@@ -309,6 +330,124 @@ async function endToEnd(
     };
   } finally {
     close();
+    await Promise.all(servers.map((server) => server.stop()));
+    await chatApi.close();
+    await database.drop();
+  }
+}
+
+interface RetentionLoad {
+  retention: boolean;
+  messages: number;
+  ackP50Ms: number;
+  ackP99Ms: number;
+  acksNot200: number;
+  oldRows: number;
+  /** Seconds from the old rows' insert until none was left (retention on), or null. */
+  oldRowsGoneAfterSeconds: number | null;
+  tableBytesBefore: number;
+  tableBytesAfter: number;
+  seconds: number;
+}
+
+/**
+ * Retention under load: one process, warmed up, then RETENTION_ROWS `done` rows 40 days old inserted at once
+ * (one INSERT … SELECT generate_series) while new messages arrive at RETENTION_RATE a second; the webhook's
+ * acknowledgement latency is measured over a window that holds the next retention pass (they run every minute,
+ * the first a few seconds after the start), with retention on (30 days) and off (0).
+ */
+async function retentionLoad(
+  url: string,
+  retention: boolean,
+  seconds: number,
+  dataDirs: string[],
+): Promise<RetentionLoad> {
+  const database = await createTestDatabase(`bench_retention_${retention ? "on" : "off"}`, url);
+  const chatApi = await startStandIn("chat-api");
+  const appSecret = randomBytes(24).toString("hex");
+  const { post, close } = signer(appSecret);
+  const admin = postgres(database.url, { max: 1, onnotice: () => {} });
+  let servers: ServerProcess[] = [];
+  try {
+    servers = await startServers(
+      1,
+      () =>
+        referenceServerEnv(database.url, "", appSecret, {
+          WHATSAPP_API_BASE_URL: chatApi.url,
+          MESSAGING_RETENTION_DONE_DAYS: retention ? "30" : "0",
+          MESSAGING_RETENTION_FAILED_DAYS: retention ? "90" : "0",
+        }),
+      dataDirs,
+    );
+    const origin = `http://127.0.0.1:${(servers[0] as ServerProcess).port}`;
+    const runId = randomBytes(4).toString("hex");
+    const warmUp = Array.from({ length: WARM_UP_PER_PROCESS }, (_, i) => `wamid.ret-warm.${runId}.${i}`);
+    await deliverAll(post, [origin], warmUp, newDeliveryLog());
+    await answeredAtStandIn(chatApi, warmUp.length, 60_000);
+    const inserted = now();
+    await admin`
+      INSERT INTO messaging.inbox (channel, message_id, account_id, sender, message_type, message, status,
+                                   attempts, received_at, updated_at, session_id)
+      SELECT 'whatsapp', 'wamid.old.' || n, '109876543210', '1555000' || (n % 1000), 'text',
+             jsonb_build_object('id', 'wamid.old.' || n, 'text', repeat('x', 200)), 'done', 1,
+             now() - interval '40 days', now() - interval '40 days', 'whatsapp:old:' || (n % 1000)
+      FROM generate_series(1, ${RETENTION_ROWS}) AS n`;
+    const size = async () =>
+      Number(
+        (await admin<{ bytes: string }[]>`SELECT pg_total_relation_size('messaging.inbox') AS bytes`)[0]
+          ?.bytes,
+      );
+    const oldLeft = async () =>
+      (
+        await admin<
+          { n: number }[]
+        >`SELECT count(*)::int AS n FROM messaging.inbox WHERE message_id LIKE 'wamid.old.%'`
+      )[0]?.n ?? 0;
+    const tableBytesBefore = await size();
+    let goneAt: number | null = null;
+    const watching = (async () => {
+      while (goneAt === null && now() - inserted < (seconds + 5) * 1000) {
+        if ((await oldLeft()) === 0) goneAt = now();
+        else await sleep(500);
+      }
+    })();
+    const total = RETENTION_RATE * seconds;
+    const latencies: number[] = [];
+    let not200 = 0;
+    const started = now();
+    const pending: Promise<void>[] = [];
+    for (let i = 0; i < total; i++) {
+      const due = started + (i * 1000) / RETENTION_RATE;
+      const wait = due - now();
+      if (wait > 1) await sleep(wait);
+      pending.push(
+        (async () => {
+          const at = now();
+          const status = await post(origin, `wamid.ret.${runId}.${i}`, senderOf(i));
+          if (status === 200) latencies.push(now() - at);
+          else not200++;
+        })(),
+      );
+    }
+    await Promise.all(pending);
+    await watching;
+    const elapsed = (now() - started) / 1000;
+    latencies.sort((a, b) => a - b);
+    return {
+      retention,
+      messages: total,
+      ackP50Ms: percentile(latencies, 0.5),
+      ackP99Ms: percentile(latencies, 0.99),
+      acksNot200: not200,
+      oldRows: await oldLeft(),
+      oldRowsGoneAfterSeconds: goneAt === null ? null : (goneAt - inserted) / 1000,
+      tableBytesBefore,
+      tableBytesAfter: await size(),
+      seconds: elapsed,
+    };
+  } finally {
+    close();
+    await admin.end();
     await Promise.all(servers.map((server) => server.stop()));
     await chatApi.close();
     await database.drop();
@@ -408,11 +547,29 @@ export async function runInboxGroup(options: { quick: boolean }): Promise<GroupR
   const idleSamples = options.quick ? 5 : 40;
   const dataDirs: string[] = [];
   try {
-    const runs: EndToEnd[] = [];
-    for (const processes of PROCESS_COUNTS) {
-      console.log(`inbox: ${messages} messages through ${processes} server process(es)`);
-      runs.push(await endToEnd(url, processes, messages, options.quick ? 30_000 : 120_000, dataDirs));
+    const allRuns: EndToEnd[] = [];
+    const plan: [number, Ordering][] = [
+      ...PROCESS_COUNTS.map((processes): [number, Ordering] => [processes, "conversation"]),
+      [1, "none"],
+      [4, "none"],
+    ];
+    for (const [processes, ordering] of plan) {
+      console.log(
+        `inbox: ${messages} messages through ${processes} server process(es), ordering ${ordering}`,
+      );
+      allRuns.push(
+        await endToEnd(url, processes, messages, options.quick ? 30_000 : 120_000, dataDirs, ordering),
+      );
     }
+    const runs = allRuns.filter((run) => run.ordering === "conversation");
+    const unordered = allRuns.filter((run) => run.ordering === "none");
+    const retentionSeconds = options.quick ? 10 : 75;
+    console.log(`inbox: retention of ${RETENTION_ROWS} rows under ${RETENTION_RATE} msgs/s, on and off`);
+    const retentionRuns = [
+      await retentionLoad(url, false, retentionSeconds, dataDirs),
+      await retentionLoad(url, true, retentionSeconds, dataDirs),
+    ];
+    const [retentionOff, retentionOn] = retentionRuns as [RetentionLoad, RetentionLoad];
     console.log(`inbox: idle webhook-to-claim latency, ${idleSamples} samples per path`);
     const idle = await idleLatency(url, idleSamples, dataDirs);
 
@@ -446,6 +603,32 @@ export async function runInboxGroup(options: { quick: boolean }): Promise<GroupR
               met: one.messagesPerSecond >= 2 * BEFORE_ONE_PROCESS.messagesPerSecond,
             },
           ]),
+      ...[1, 4].map((processes) => {
+        const on = runs.find((run) => run.processes === processes);
+        const off = unordered.find((run) => run.processes === processes);
+        const ratio = on && off ? on.messagesPerSecond / off.messagesPerSecond : Number.NaN;
+        return {
+          name: `End to end, ${processes} process${processes === 1 ? "" : "es"}, ${CONVERSATIONS} conversations: ordering "conversation" vs "none"`,
+          goal: "≥ 0.8x",
+          measured:
+            on && off
+              ? `${sig(on.messagesPerSecond)} vs ${sig(off.messagesPerSecond)} msgs/s = ${ratio.toFixed(2)}x`
+              : "n/a",
+          met: Number.isFinite(ratio) ? ratio >= 0.8 : null,
+        };
+      }),
+      {
+        name: `Retention of ${RETENTION_ROWS.toLocaleString("en-US")} old rows under ${RETENTION_RATE} msgs/s: webhook p99`,
+        goal: "≤ 1.2x of retention off",
+        measured: `${sig(retentionOn.ackP99Ms)} ms vs ${sig(retentionOff.ackP99Ms)} ms = ${(retentionOn.ackP99Ms / retentionOff.ackP99Ms).toFixed(2)}x`,
+        met: retentionOn.ackP99Ms <= 1.2 * retentionOff.ackP99Ms,
+      },
+      {
+        name: `Retention keeps pace with ${RETENTION_RATE} new messages/s: rows deleted in one minute's pass`,
+        goal: `≥ ${(RETENTION_RATE * 60).toLocaleString("en-US")} (what a minute of ${RETENTION_RATE} msgs/s brings)`,
+        measured: `${(RETENTION_ROWS - retentionOn.oldRows).toLocaleString("en-US")} deleted, ${retentionOn.oldRows.toLocaleString("en-US")} left for the next passes${retentionOn.oldRowsGoneAfterSeconds === null ? "" : `; all gone ${sig(retentionOn.oldRowsGoneAfterSeconds)} s after the insert`}`,
+        met: RETENTION_ROWS - retentionOn.oldRows >= RETENTION_RATE * 60,
+      },
       {
         name: "Idle webhook-to-claim latency (other process, NOTIFY)",
         goal: "p50 < 10 ms",
@@ -458,18 +641,21 @@ export async function runInboxGroup(options: { quick: boolean }): Promise<GroupR
     return {
       ...base,
       method: [
-        `For 1, 2 and 4 reference-server processes (\`examples/server\`) on one fresh database of the real PostgreSQL: ${messages} signed WhatsApp deliveries of one text message each, sent by ${CLIENTS} concurrent clients of the bench process round-robin over the processes. Each process runs its webhook (group commit) and its worker (\`MESSAGING_WORKER_CONCURRENCY=${WORKER_CONCURRENCY}\`, LISTEN/NOTIFY on, the built-in echo agent); the worker sends every reply to a chat-API stand-in (a node:http server in a process of its own) that records when each message's reply arrives.`,
+        `For 1, 2 and 4 reference-server processes (\`examples/server\`) on one fresh database of the real PostgreSQL: ${messages} signed WhatsApp deliveries of one text message each, from ${CONVERSATIONS} senders (conversations) in turn, sent by ${CLIENTS} concurrent clients of the bench process round-robin over the processes. Each process runs its webhook (group commit) and its worker (\`MESSAGING_WORKER_CONCURRENCY=${WORKER_CONCURRENCY}\`, LISTEN/NOTIFY on, the built-in echo agent); the worker sends every reply to a chat-API stand-in (a node:http server in a process of its own) that records when each message's reply arrives.`,
         `A delivery not answered 200 is sent again after ${REDELIVERY_PAUSE_MS} ms, up to ${REDELIVERIES} times, as a chat product redelivers; "acks not 200" counts those answers by status (0: no answer), the warm-up's included.`,
         "msgs/s: messages answered divided by the time from the first webhook sent to the last reply received. Latency: from sending a message's webhook to its reply arriving at the stand-in. Exactly once: the stand-in counts the replies per message id, half a second after the last one; a message answered more than once is traced in results.json (`repliesRepeatedBy`: the same process again or another one; `unusualRows`: the inbox rows that took more than one attempt, with their last error).",
+        `The rows run with the inbox's default ordering ("conversation": one message of a conversation at a time, in order); the same runs at 1 and 4 processes with \`MESSAGING_ORDERING=none\` give the ratio.`,
+        `Retention: one process, warmed up, then ${RETENTION_ROWS} \`done\` rows 40 days old inserted in one INSERT … SELECT generate_series, while new deliveries arrive at ${RETENTION_RATE} a second for ${retentionSeconds} s (a window that holds the next minute's retention pass); the webhook's acknowledgement latency with \`MESSAGING_RETENTION_DONE_DAYS=30\` against \`0\` (off), the old rows left, and the table's size (\`pg_total_relation_size\`) before and after.`,
         `Before each run is measured, ${WARM_UP_PER_PROCESS} messages per process go the same way and are all answered (held to exactly once as well): V8 runs a fresh process's hot paths unoptimised for its first few hundred messages.`,
         "CPU per message: the server processes' (from /proc), every PostgreSQL process's (from /proc: the machine runs nothing else against it during the run), the bench process's (load generator) and the stand-in's.",
         `Idle webhook-to-claim: after a warm-up of ${WARM_UP_PER_PROCESS} deliveries over both processes (all answered), ${idleSamples} deliveries per path, one at a time with 50 ms of idle in between, to two processes sharing a database; an HTTP agent stand-in marks the claim (the worker calls the agent right after claiming, with nothing written in between), so each figure is the webhook-to-claim latency plus one loopback request.`,
       ],
       tables: [
         {
-          title: "End to end, webhook → inbox → echo agent → reply",
+          title: `End to end, webhook → inbox → echo agent → reply (${CONVERSATIONS} conversations)`,
           columns: [
             "server processes",
+            "ordering",
             "msgs/s",
             "p50 ms",
             "p99 ms",
@@ -480,8 +666,9 @@ export async function runInboxGroup(options: { quick: boolean }): Promise<GroupR
             "bench CPU µs/msg",
             "stand-in CPU µs/msg",
           ],
-          rows: runs.map((run) => [
+          rows: allRuns.map((run) => [
             String(run.processes),
+            run.ordering,
             sig(run.messagesPerSecond),
             sig(run.latencyP50Ms),
             sig(run.latencyP99Ms),
@@ -493,6 +680,29 @@ export async function runInboxGroup(options: { quick: boolean }): Promise<GroupR
             sig(run.databaseCpuUsPerMessage),
             sig(run.benchCpuUsPerMessage),
             sig(run.standInCpuUsPerMessage),
+          ]),
+        },
+        {
+          title: `Retention under load: ${RETENTION_ROWS.toLocaleString("en-US")} rows 40 days old, ${RETENTION_RATE} new msgs/s`,
+          columns: [
+            "retention",
+            "messages",
+            "ack p50 ms",
+            "ack p99 ms",
+            "acks not 200",
+            "old rows left",
+            "old rows gone after s",
+            "table MB before → after",
+          ],
+          rows: retentionRuns.map((run) => [
+            run.retention ? "30 days" : "off (0)",
+            String(run.messages),
+            sig(run.ackP50Ms),
+            sig(run.ackP99Ms),
+            String(run.acksNot200),
+            String(run.oldRows),
+            run.oldRowsGoneAfterSeconds === null ? "—" : sig(run.oldRowsGoneAfterSeconds),
+            `${sig(run.tableBytesBefore / 1e6)} → ${sig(run.tableBytesAfter / 1e6)}`,
           ]),
         },
         {
@@ -525,7 +735,7 @@ export async function runInboxGroup(options: { quick: boolean }): Promise<GroupR
         },
       ],
       targets,
-      figures: { endToEnd: runs, idle },
+      figures: { endToEnd: runs, endToEndUnordered: unordered, retention: retentionRuns, idle },
     };
   } catch (error) {
     if (error instanceof ServerUnavailableError) return skip(error.message);

@@ -27,7 +27,7 @@ const BEFORE_ACK_REQUESTS_PER_SECOND = 5_457;
 export const PHONE_NUMBER_ID = "100000000000001";
 
 /** One WhatsApp Cloud API delivery carrying one text message with the given id (and the id as its text). */
-export function delivery(messageId: string): string {
+export function delivery(messageId: string, from = "15551230000"): string {
   return JSON.stringify({
     object: "whatsapp_business_account",
     entry: [
@@ -42,7 +42,7 @@ export function delivery(messageId: string): string {
               contacts: [{ profile: { name: "Bench" }, wa_id: "15551230000" }],
               messages: [
                 {
-                  from: "15551230000",
+                  from,
                   id: messageId,
                   timestamp: String(Math.floor(Date.now() / 1000)),
                   type: "text",

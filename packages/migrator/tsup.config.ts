@@ -2,7 +2,7 @@ import { defineConfig } from "tsup";
 
 export default defineConfig([
   {
-    entry: { index: "src/index.ts", embedded: "src/embedded.ts", lint: "src/lint/index.ts" },
+    entry: { index: "src/index.ts", lint: "src/lint/index.ts" },
     format: ["esm", "cjs"],
     dts: true,
     clean: true,

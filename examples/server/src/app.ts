@@ -1,5 +1,6 @@
 import { BEARER_SCHEME, capEcho, validationHook } from "@agent-platform/common/hono";
 import type { JwtAuth } from "@agent-platform/jwt-rbac";
+import type { InboxStoreCheck } from "@agent-platform/messaging";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
@@ -15,7 +16,9 @@ import { requestLogging } from "./http/logging.js";
 import { documentAccess } from "./http/openapi.js";
 import { registerDatabaseRoutes } from "./http/routes/databases.js";
 import { API_VERSION, registerMetaRoutes } from "./http/routes/meta.js";
+import { registerReadyRoute } from "./http/routes/ready.js";
 import { HeadersTooLargeResponse } from "./http/schemas.js";
+import type { ReadinessSources } from "./observability/readiness.js";
 
 export interface AppDeps {
   readonly databases: readonly RegisteredDatabase[];
@@ -32,10 +35,16 @@ export interface AppDeps {
   /** Further routes mounted at `/` (the messaging channel), merged into the OpenAPI document. */
   readonly routes?: readonly OpenAPIHono[];
   readonly healthTimeoutMs?: number;
+  /** Whether the inbox can store a delivery now (`Messaging.canStore`): `/health` fails while it cannot. */
+  readonly inboxCanStore?: () => Promise<InboxStoreCheck>;
   /** RFC 9728 metadata for `GET /.well-known/oauth-protected-resource`, given the request's origin. */
   readonly protectedResource?: (requestOrigin: string) => object;
   /** Browser UIs on other origins (`CORS_ALLOWED_ORIGINS`); none when absent or empty. */
   readonly cors?: CorsSettings;
+  /** What `GET /ready` checks; without it, only the databases (no inbox, workers taken as running). */
+  readonly readiness?: () => ReadinessSources;
+  /** Run first, around everything else: the request span (tracing), the request metrics (METRICS_PORT). */
+  readonly observe?: readonly MiddlewareHandler[];
 }
 
 const TITLE = "Agent Platform API";
@@ -71,13 +80,18 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.openAPIRegistry.register("HeadersTooLargeResponse", HeadersTooLargeResponse);
 
+  for (const middleware of deps.observe ?? []) app.use("*", middleware);
   app.use("*", requestId());
   app.use("*", requestLogging(deps.logger));
   // Before authentication: a preflight carries no token, and an error answer must reach the page too.
   if (deps.cors !== undefined && deps.cors.allowedOrigins.length > 0) app.use("*", corsMiddleware(deps.cors));
   app.use("*", deps.auth);
 
-  registerMetaRoutes(app, deps.databases, deps.healthTimeoutMs ?? 2_000);
+  registerMetaRoutes(app, deps.databases, deps.healthTimeoutMs ?? 2_000, deps.inboxCanStore);
+  registerReadyRoute(
+    app,
+    deps.readiness ?? (() => ({ databases: deps.databases, inbox: undefined, workersRunning: () => true })),
+  );
   registerDatabaseRoutes(app, deps.databases, deps.knownVersions);
   for (const routes of deps.routes ?? []) app.route("/", routes);
 

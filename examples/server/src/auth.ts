@@ -4,6 +4,7 @@ import type { Sql } from "postgres";
 import { hasJwtKey, type ServerConfig } from "./config.js";
 import { DEV_KEY_ALGORITHM, type DevKey } from "./dev-key.js";
 import { DOCS_FILE_PATHS } from "./http/docs.js";
+import { READY_PATH } from "./http/routes/ready.js";
 import { MESSAGING_ROUTE_POLICY } from "./messaging/index.js";
 import { serviceTokenVerifier } from "./service-tokens.js";
 
@@ -44,7 +45,12 @@ export function protectedResourceMetadata(
 
 export class StartupError extends Error {
   constructor(
-    readonly code: "NO_JWT_KEY_IN_PRODUCTION" | "PORT_IN_USE" | "DATA_DIR_LOCKED" | "DATABASE_UNREACHABLE",
+    readonly code:
+      | "NO_JWT_KEY_IN_PRODUCTION"
+      | "PORT_IN_USE"
+      | "DATA_DIR_LOCKED"
+      | "DATA_DIR_FULL"
+      | "DATABASE_UNREACHABLE",
     message: string,
   ) {
     super(message);
@@ -100,6 +106,7 @@ export function jwtOptions(
     scopeMappings: MESSAGING_ROUTE_POLICY.scopeMappings,
     excludedRoutePaths: [
       ...PLATFORM_POLICY.excludedRoutePaths,
+      READY_PATH,
       PROTECTED_RESOURCE_PATH,
       ...DOCS_FILE_PATHS,
       ...MESSAGING_ROUTE_POLICY.excludedPaths,

@@ -115,6 +115,11 @@ describe("loadConfig", () => {
     [{ AGENT_TIMEOUT_MS: "1e3" }, "AGENT_TIMEOUT_MS"],
     [{ MESSAGING_WORKER_POLL_MS: "0x10" }, "MESSAGING_WORKER_POLL_MS"],
     [{ MESSAGING_MAX_ATTEMPTS: "+5" }, "MESSAGING_MAX_ATTEMPTS"],
+    [{ MESSAGING_ORDERING: "fifo" }, "MESSAGING_ORDERING"],
+    [{ MESSAGING_RETENTION_DONE_DAYS: "-1" }, "MESSAGING_RETENTION_DONE_DAYS"],
+    [{ MESSAGING_RETENTION_DONE_DAYS: "30d" }, "MESSAGING_RETENTION_DONE_DAYS"],
+    [{ MESSAGING_RETENTION_FAILED_DAYS: "36501" }, "MESSAGING_RETENTION_FAILED_DAYS"],
+    [{ MESSAGING_RETENTION_FAILED_DAYS: "1.5" }, "MESSAGING_RETENTION_FAILED_DAYS"],
     [{ WHATSAPP_SKIP_SIGNATURE_VALIDATION: "maybe" }, "WHATSAPP_SKIP_SIGNATURE_VALIDATION"],
   ])("rejects %j naming %s", (env, variable) => {
     const problems = problemsOf(env);
@@ -172,6 +177,9 @@ describe("loadConfig", () => {
     expect(config.port).toBe(7777);
     expect(config.messaging.AGENT_TIMEOUT_MS).toBe(30_000);
     expect(config.messaging.MESSAGING_WORKER_CONCURRENCY).toBe(4);
+    expect(config.messaging.MESSAGING_ORDERING).toBe("conversation");
+    expect(config.messaging.MESSAGING_RETENTION_DONE_DAYS).toBe(30);
+    expect(config.messaging.MESSAGING_RETENTION_FAILED_DAYS).toBe(90);
   });
 
   it("keeps the two characters \\n in an HS* secret", () => {

@@ -63,6 +63,12 @@ export interface ServerConfig {
   readonly messaging: z.output<typeof messagingConfigSchema>;
   /** Browser origins (exact) whose pages may call the API and read its answers; `["*"]`: any; empty: none. */
   readonly corsAllowedOrigins: readonly string[];
+  /** `AUDIT_LOG`: which access decisions are logged (`access.denied` lines always; `access.allowed` too with `all`). */
+  readonly auditLog: "denied" | "all";
+  /** `service.name` of the spans when `OTEL_EXPORTER_OTLP_ENDPOINT` is set (tracing on); undefined: no tracing. */
+  readonly tracing: { readonly serviceName: string } | undefined;
+  /** `METRICS_PORT` / `METRICS_HOST`: the Prometheus listener; undefined: no metrics. */
+  readonly metrics: { readonly host: string; readonly port: number } | undefined;
 }
 
 /**
@@ -193,6 +199,13 @@ const serverEnvSchema = z.object({
   CORS_ALLOWED_ORIGINS: corsOrigins,
   MIGRATE_RETRY_ATTEMPTS: envInteger(DEFAULT_RETRY.attempts, { min: 1, max: MAX_RETRY_ATTEMPTS }),
   MIGRATE_RETRY_MAX_MS: envInteger(DEFAULT_RETRY.maxMs, { min: 0, max: MAX_RETRY_WAIT_MS }),
+  AUDIT_LOG: envEnum(["denied", "all"], "denied"),
+  METRICS_PORT: envInteger(-1, { min: 0, max: 65535 }),
+  METRICS_HOST: envText.transform((value) => value ?? "127.0.0.1"),
+  // Read by the OpenTelemetry SDK itself; the server only needs to know whether to start it.
+  OTEL_EXPORTER_OTLP_ENDPOINT: envText,
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: envText,
+  OTEL_SERVICE_NAME: envText,
 });
 
 /** Redacts the password of a database URL so an error message never carries a secret. */
@@ -272,6 +285,12 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     migrateRetry: { attempts: vars.MIGRATE_RETRY_ATTEMPTS, maxMs: vars.MIGRATE_RETRY_MAX_MS },
     messaging: messaging.data,
     corsAllowedOrigins: vars.CORS_ALLOWED_ORIGINS,
+    auditLog: vars.AUDIT_LOG,
+    tracing:
+      vars.OTEL_EXPORTER_OTLP_ENDPOINT === undefined && vars.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT === undefined
+        ? undefined
+        : { serviceName: vars.OTEL_SERVICE_NAME ?? "agent-platform-server" },
+    metrics: vars.METRICS_PORT < 0 ? undefined : { host: vars.METRICS_HOST, port: vars.METRICS_PORT },
   };
 }
 

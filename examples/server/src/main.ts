@@ -1,8 +1,8 @@
-import { isConfigError } from "@agent-platform/common";
 import type { DestinationStream } from "pino";
 import { StartupError } from "./auth.js";
 import { loadConfig, redactUrl, type ServerConfig } from "./config.js";
 import { type RunningServer, startServer } from "./server.js";
+import { startupFailureLine } from "./startup-failure.js";
 
 /** How long the inbox database gets to answer at startup before the server refuses to run without it. */
 const STARTUP_DATABASE_TIMEOUT_MS = 5_000;
@@ -105,24 +105,6 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", shutdown);
   process.on("SIGINT", shutdown);
-}
-
-/**
- * One line for the operator, naming the cause and the fix: a configuration error lists its problems on that
- * line, and an unexpected error shows its message (its stack only with LOG_LEVEL=debug or trace).
- */
-function startupFailureLine(error: unknown, logLevel = process.env.LOG_LEVEL): string {
-  let message: string;
-  if (isConfigError(error)) message = `Invalid configuration: ${error.problems.join("; ")}`;
-  else if (error instanceof StartupError) message = error.message;
-  else if (error instanceof Error && (logLevel === "debug" || logLevel === "trace")) {
-    return `The server did not start. ${error.stack ?? error.message}\n`;
-  } else {
-    const text = error instanceof Error ? error.message : String(error);
-    message = `${text} (LOG_LEVEL=debug shows where)`;
-  }
-  // Whatever the message holds, it stays on one line.
-  return `The server did not start. ${message.replace(/\s*[\r\n]+\s*/g, " ")}\n`;
 }
 
 main().catch((error: unknown) => {

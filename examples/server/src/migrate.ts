@@ -18,6 +18,8 @@ export interface MigrationStatusBody {
   latest: string;
   applied: { version: string; name: string; applied_at: string; execution_ms: number }[];
   pending: { version: string; name: string }[];
+  /** A run holding the migration lock now (here or in another process), and since when; `null` when none. */
+  lock: { pid: number; since: string | null } | null;
 }
 
 function codeOf(error: unknown): string | undefined {
@@ -79,6 +81,9 @@ export function migrationErrorToApi(
       return new ApiError(400, messageOf(error));
     case "DDL_LOCK_TIMEOUT":
       return new ApiError(503, messageOf(error), DDL_LOCK_RETRY_AFTER_SECONDS);
+    case "MIGRATION_ABORTED":
+      // The server is shutting down: nothing of the stopped transaction stays, the request can be repeated.
+      return new ApiError(503, messageOf(error), DDL_LOCK_RETRY_AFTER_SECONDS);
     default:
       return new ApiError(500, `Failed to migrate database: ${messageOf(error)}`);
   }
@@ -137,5 +142,19 @@ export async function migrationStatus(database: RegisteredDatabase): Promise<Mig
       execution_ms: row.executionMs,
     })),
     pending: status.pending.map((migration) => ({ version: migration.version, name: migration.name })),
+    lock: status.lock && { pid: status.lock.pid, since: status.lock.since?.toISOString() ?? null },
   };
+}
+
+/**
+ * The startup line for a database whose schema is behind the code (`database default is at 2.3.0; 2.5.0,
+ * 2.5.6 pending: POST /databases/default/migrate`), or `undefined` when nothing is pending.
+ */
+export function pendingLine(databaseId: string, status: MigrationStatus): string | undefined {
+  if (status.pending.length === 0) return undefined;
+  const versions = status.pending.map(
+    (migration) => canonicalVersion(migration.version) ?? migration.version,
+  );
+  const at = status.current === null ? "has no migration applied" : `is at ${status.current}`;
+  return `database ${databaseId} ${at}; ${versions.join(", ")} pending: POST /databases/${databaseId}/migrate`;
 }

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { jwtRbac } from "@agent-platform/jwt-rbac/hono";
 import type { Migration } from "@agent-platform/migrator";
 import { getRequestListener } from "@hono/node-server";
-import type { DestinationStream, Logger } from "pino";
+import pino, { type DestinationStream, type Logger } from "pino";
 import type { Sql } from "postgres";
 import { createApp } from "./app.js";
 import { assertKeyConfigured, jwtOptions, protectedResourceMetadata, StartupError } from "./auth.js";
@@ -20,8 +20,9 @@ import { answerClientErrors } from "./http/client-error.js";
 import { createLogger } from "./http/logging.js";
 import { guardRequests, requestErrorResponse } from "./http/request-guard.js";
 import { type ServerMessaging, wireMessaging } from "./messaging/index.js";
-import { canonicalVersion } from "./migrate.js";
+import { canonicalVersion, pendingLine } from "./migrate.js";
 import { platformMigrations } from "./migrations/index.js";
+import { wireObservability } from "./observability/index.js";
 
 export interface StartServerOptions {
   /** Replaces the platform schema's migrations (tests use a list with an irreversible step). */
@@ -36,6 +37,8 @@ export interface RunningServer {
   readonly port: number;
   /** Set when no JWT key is configured outside production: an admin token signed by the generated key. */
   readonly devToken: DevToken | undefined;
+  /** `http://host:port` of the Prometheus listener (METRICS_PORT); undefined without it. */
+  readonly metricsUrl: string | undefined;
   /** The pool of a registered database (default: the inbox database), for tests that inspect rows. */
   sql(databaseId?: string): Sql;
   /**
@@ -124,7 +127,9 @@ export async function startServer(
   config: ServerConfig,
   options: StartServerOptions = {},
 ): Promise<RunningServer> {
-  const logger = createLogger(config.logLevel, options.logDestination);
+  // One destination for the server log and the audit trail, so their lines never interleave.
+  const destination = options.logDestination ?? pino.destination(1);
+  const logger = createLogger(config.logLevel, destination);
   assertKeyConfigured(config);
   const devKey = hasJwtKey(config.jwt) ? undefined : await loadOrCreateDevKey(config.dataDir);
   if (
@@ -138,7 +143,15 @@ export async function startServer(
   }
 
   const migrations = options.migrations ?? platformMigrations();
-  const databases = await openDatabases(config, migrations, logger);
+  // Aborted at the shutdown deadline: a migration still running then is cancelled and rolled back.
+  const stopMigrations = new AbortController();
+  const observability = await wireObservability(
+    config,
+    destination,
+    logger,
+    await openDatabases(config, migrations, logger, stopMigrations.signal),
+  );
+  const { databases } = observability;
   const closeDatabases = () => Promise.allSettled(databases.map((database) => database.close()));
 
   // The inbox database (inbox and the like): `default`, or the first one DATABASES names.
@@ -151,8 +164,10 @@ export async function startServer(
   };
 
   let messaging: ServerMessaging | null = null;
-  let server: NodeServer;
+  let server: NodeServer | undefined;
   let url = "";
+  let metricsUrl: string | undefined;
+  let workersRunning = false;
   try {
     messaging = await wireMessaging({
       config: config.messaging,
@@ -164,7 +179,7 @@ export async function startServer(
     });
     // Replicas share a PostgreSQL inbox database, so DPoP proofs are remembered there; the embedded one is this process's.
     const sharedSql = platformDatabase.embedded ? undefined : platformDatabase.sql;
-    const auth = jwtRbac(jwtOptions(config, devKey, logger, sharedSql));
+    const auth = jwtRbac({ ...jwtOptions(config, devKey, logger, sharedSql), ...observability.jwt });
     // A key that cannot be imported for the algorithm stops startup instead of failing every request.
     await auth.auth.ready;
     const app = createApp({
@@ -174,17 +189,30 @@ export async function startServer(
       auth,
       logger,
       routes: messaging === null ? [] : [messaging.routes],
+      inboxCanStore: messaging.canStore,
       protectedResource: (origin) => protectedResourceMetadata(config, origin),
       cors: {
         allowedOrigins: config.corsAllowedOrigins,
         credentials: config.jwt.tokenSource !== "header",
         dpop: config.jwt.dpop !== "off",
       },
+      observe: observability.http,
+      readiness: () => ({
+        databases,
+        // Without a channel nothing is stored, and the inbox schema is not even created.
+        inbox: messaging === null || messaging.channels.length === 0 ? undefined : messaging.canStore,
+        workersRunning: () => workersRunning,
+      }),
     });
     server = await listen(app.fetch, config, logger);
     answerClientErrors(server, logger);
     url = `http://${urlHost(config.host)}:${(server.address() as AddressInfo).port}`;
+    metricsUrl = await observability.start(
+      messaging === null ? undefined : { sql: platformDatabase.sql, channels: messaging.channels },
+    );
   } catch (error) {
+    await new Promise((done) => (server === undefined ? done(undefined) : server.close(done)));
+    await observability.stop();
     await messaging?.stop();
     await closeDatabases();
     throw error;
@@ -197,10 +225,13 @@ export async function startServer(
       env: config.env,
       databases: databases.map((database) => database.id),
       auth: devKey === undefined ? "configured key" : "development key",
+      ...(metricsUrl === undefined ? {} : { metrics: `${metricsUrl}/metrics` }),
     },
     `Listening on ${url}`,
   );
   messaging?.start();
+  logPendingMigrations(databases, logger);
+  workersRunning = messaging !== null;
 
   const devToken = devKey === undefined ? undefined : await signDevToken(devKey, devTokenAudience(config));
 
@@ -208,18 +239,50 @@ export async function startServer(
   const stop = () => {
     stopping ??= (async () => {
       logger.info({ timeout_ms: config.shutdownTimeoutMs }, "Shutting down: no new connections");
-      // One deadline for both: requests in flight and the messaging worker's agent and channel calls. The calls
-      // still open then are aborted; their messages stay leased and are answered after a restart.
+      workersRunning = false;
+      // One deadline for all: requests in flight, the messaging worker's agent and channel calls, and a migration in
+      // progress. What is still open then is aborted: messages stay leased and are answered after a restart; a
+      // migration is cancelled and rolled back, and its lock released.
       const deadline = AbortSignal.timeout(config.shutdownTimeoutMs);
+      const abortMigrations = () => stopMigrations.abort(new Error("the server is shutting down"));
+      deadline.addEventListener("abort", abortMigrations, { once: true });
       const [outcome] = await Promise.all([
         drain(server, config.shutdownTimeoutMs),
         messaging?.stop({ signal: deadline }),
       ]);
-      if (outcome === "timed out") logger.warn("In-flight requests did not finish in time; connections cut");
+      deadline.removeEventListener("abort", abortMigrations);
+      if (outcome === "timed out") {
+        logger.warn("In-flight requests did not finish in time; connections cut");
+        abortMigrations();
+      }
+      await observability.stop();
       await closeDatabases();
       logger.info("Stopped");
     })();
     return stopping;
   };
-  return { url, port, devToken, sql, stop };
+  return { url, port, metricsUrl, devToken, sql, stop };
+}
+
+/**
+ * One line per database whose schema is behind the code. Not awaited: a database that is slow or down
+ * delays nothing (its status is read when it answers, and /health reports it); a pending migration is not an
+ * outage, so /health stays 200.
+ */
+function logPendingMigrations(databases: readonly RegisteredDatabase[], logger: Logger): void {
+  for (const database of databases) {
+    database.migrator.status().then(
+      (status) => {
+        const line = pendingLine(database.id, status);
+        if (line !== undefined) {
+          logger.warn(
+            { db_id: database.id, current: status.current, pending: status.pending.map((m) => m.version) },
+            line,
+          );
+        }
+      },
+      (error: unknown) =>
+        logger.debug({ db_id: database.id, err: error }, "Could not read the migration status at startup"),
+    );
+  }
 }

@@ -26,7 +26,9 @@ describe("a database that is down", () => {
     const result = await request(server, "GET", "/health");
     expect(result.status).toBe(503);
     expect(result.body).toEqual({
-      detail: "Databases not answering: offline",
+      // `offline` is the inbox database too (the first one DATABASES names).
+      detail:
+        "Databases not answering: offline; the inbox cannot store deliveries: the database refuses connections",
       error_code: "SERVICE_UNAVAILABLE",
     });
   });

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startEmbeddedPostgres } from "@agent-platform/migrator/embedded";
+import { startEmbeddedPostgres } from "@agent-platform/embedded-postgres";
 import type { TestProject } from "vitest/node";
 
 declare module "vitest" {

@@ -46,6 +46,35 @@ describe("the messaging channel wired into the server", () => {
     );
   });
 
+  it("the inbox operations need config:read to read, config:write to retry and config:delete to erase", async () => {
+    const routes: [string, string, string][] = [
+      ["GET", "/whatsapp/inbox/stats", "config:read"],
+      ["POST", "/whatsapp/inbox/retry?status=failed&limit=5", "config:write"],
+      ["POST", "/whatsapp/inbox/wamid.none/retry", "config:write"],
+      ["DELETE", "/whatsapp/inbox?session_id=whatsapp:1234567890:491", "config:delete"],
+    ];
+    const scopes = ["config:read", "config:write", "config:delete"];
+    for (const [method, path, scope] of routes) {
+      expect((await request(server, method, path)).status, `${method} ${path}`).toBe(401);
+      for (const other of scopes.filter((each) => each !== scope)) {
+        const refused = await request(server, method, path, await signToken([other]));
+        expect(refused.body, `${method} ${path} with ${other}`).toEqual({
+          detail: `Insufficient permissions. Required scope(s): ${scope}`,
+          error_code: "FORBIDDEN",
+        });
+      }
+      const allowed = await request(server, method, path, await signToken([scope]));
+      expect(allowed.status, `${method} ${path} with ${scope}`).toBe(path.includes("wamid.none") ? 404 : 200);
+    }
+    const stats = await request(server, "GET", "/whatsapp/inbox/stats", await signToken(["config:read"]));
+    expect(stats.body).toEqual({
+      channel: "whatsapp",
+      counts: { pending: 0, processing: 0, done: 0, failed: 0, rejected: 0, notice: 0 },
+      oldest_pending_ms: null,
+      oldest_pending_at: null,
+    });
+  });
+
   it("every route is public or mapped to a scope: unmapped routes are denied by default", async () => {
     // The document lists every route the server registers through OpenAPI; /docs and /openapi.json
     // are the two it serves beside it. A route someone adds without a mapping fails here.
@@ -80,9 +109,19 @@ describe("the messaging channel wired into the server", () => {
         "/whatsapp/webhook",
         "/whatsapp/status",
         "/whatsapp/inbox",
+        "/whatsapp/inbox/stats",
+        "/whatsapp/inbox/retry",
+        "/whatsapp/inbox/{message_id}/retry",
         "/databases/{db_id}/migrate",
       ]),
     );
+    const operations = document.paths as Record<string, Record<string, { security?: unknown }>>;
+    expect(operations["/whatsapp/inbox/stats"]?.get?.security).toEqual([{ HTTPBearer: ["config:read"] }]);
+    expect(operations["/whatsapp/inbox/retry"]?.post?.security).toEqual([{ HTTPBearer: ["config:write"] }]);
+    expect(operations["/whatsapp/inbox/{message_id}/retry"]?.post?.security).toEqual([
+      { HTTPBearer: ["config:write"] },
+    ]);
+    expect(operations["/whatsapp/inbox"]?.delete?.security).toEqual([{ HTTPBearer: ["config:delete"] }]);
     const validation = await validate(structuredClone(document) as Parameters<typeof validate>[0]);
     expect(validation.valid).toBe(true);
   });

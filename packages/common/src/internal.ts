@@ -6,3 +6,16 @@ export { configError } from "./config-error.js";
 export { loggerOption, SILENT_LOGGER } from "./logger.js";
 export { type NodeRawHeaders, nodeHeaderReader } from "./node-headers.js";
 export { readStreamWithin } from "./read-within.js";
+export {
+  inSpan,
+  SPAN_ERROR,
+  type SpanAttributeValue,
+  SpanKinds,
+  type SpanOptions,
+  type TraceContext,
+  type Tracer,
+  type TraceSpan,
+  traceContextOf,
+  traceparentOf,
+  tracerFor,
+} from "./tracing.js";

@@ -1,4 +1,5 @@
 import type { JWTPayload } from "jose";
+import { type AuditTrail, audited, auditTrail, type DecisionSources, refusalOf } from "./audit/index.js";
 import { type ResolvedConfig, resolveConfig } from "./config.js";
 import { AuthError, isAuthError, withResourceMetadata } from "./errors.js";
 import type { JwtRbacOptions } from "./options.js";
@@ -7,64 +8,21 @@ import { Authorizer } from "./rbac/authorize.js";
 import { type CanonicalPath, pathReader, relativeTo } from "./rbac/canonical-path.js";
 import { compileRoute, RouteTable } from "./rbac/routes.js";
 import type { ScopeSet } from "./rbac/scopes.js";
+import type { AuthRequest, AuthResult } from "./request.js";
 import { type AuthState, anonymousState, NO_IDS } from "./state.js";
 import {
   boundAsBearerError,
   DpopGate,
-  type HeadersInput,
   isCorsPreflight,
   type RequestOrigins,
   type Runtime,
   requestOrigins,
   resolveToken,
 } from "./token/index.js";
+import { headerAlgorithm, type SpanFacts, withSpans } from "./tracing.js";
 import { type VerifiedToken, VerifiedTokens } from "./verified-tokens.js";
 
-/** The framework-free view of a request. */
-export interface AuthRequest {
-  readonly method: string;
-  /**
-   * The path the framework routes on, relative to where the middleware is mounted, with or without a
-   * query string; as received (percent-escapes and all). See `canonicalPath` for how it is read.
-   */
-  readonly path: string;
-  /**
-   * The prefix of `path` where the middleware's app is mounted (Hono `app.route`/`basePath`, Express
-   * `req.baseUrl`, the Fetch adapter's `basePath`): mappings and exclusions are matched on the rest.
-   */
-  readonly basePath?: string | undefined;
-  readonly headers: HeadersInput;
-  /** Parsed cookies, if the framework has them; otherwise the `Cookie` header is read. */
-  readonly cookies?: Readonly<Record<string, string | undefined>> | undefined;
-  /**
-   * The request's own origin (`scheme://host[:port]`) for the cross-site check of a cookie-authenticated unsafe
-   * request: an adapter of its own may pass it; when absent (as the bundled adapters leave it), the origin is
-   * `publicOrigin`, else `scheme` and the validated `Host` header (see `publicOrigin`). A value or a function,
-   * never a getter, which kept every request alive longer (bench/notes/profiles.md, "Why the code is as it is").
-   */
-  readonly origin?: string | (() => string | undefined) | undefined;
-  /**
-   * The request target as received, mount prefix included: the path (`/api/agents/a1?x`) or an absolute URL.
-   * Only its path is read, for a DPoP proof's `htu`; its authority never is (the origin is `publicOrigin`, else
-   * `scheme` and the validated `Host` header). Needed only for DPoP proofs, so it may be a function called only then.
-   */
-  readonly url?: string | (() => string | undefined) | undefined;
-  /**
-   * The scheme the request arrived on (`"http"` or `"https"`), as the server knows it (the connection, or a proxy
-   * header the application trusts); default: the scheme of `url` when it is absolute. Not read with `publicOrigin`.
-   */
-  readonly scheme?: string | (() => string | undefined) | undefined;
-}
-
-/** What `authenticate` resolves to: the request's state, or the `AuthError` to answer with. */
-export type AuthResult<C extends object = JWTPayload> =
-  | {
-      readonly ok: true;
-      readonly state: AuthState<C>;
-      /** Response headers the adapter adds to the answer (`DPoP-Nonce`). */
-      readonly headers?: Readonly<Record<string, string>>;
-    }
-  | { readonly ok: false; readonly error: AuthError };
+export type { AuthRequest, AuthResult } from "./request.js";
 
 /** The framework-free authenticator `createJwtAuth` builds once; the adapters wrap it. */
 export interface JwtAuth<C extends object = JWTPayload> {
@@ -111,10 +69,14 @@ function excludedPaths(
 /** The parts a request goes through, resolved once by `createJwtAuthOn`. */
 interface Parts {
   readonly config: ResolvedConfig;
+  readonly runtime: Runtime;
   readonly tokens: VerifiedTokens;
   readonly authorizer: Authorizer | undefined;
   readonly dpop: DpopGate | undefined;
   readonly origins: RequestOrigins;
+  readonly readPath: ReturnType<typeof pathReader>;
+  /** With `onDecision` only. */
+  readonly audit: AuditTrail | undefined;
 }
 
 /** `createJwtAuth` on a given runtime build (the public entry points bind their own). */
@@ -126,17 +88,19 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
   const authorizer = config.authorization ? new Authorizer(config) : undefined;
   const parts: Parts = {
     config,
+    runtime,
     tokens: new VerifiedTokens(config, runtime, authorizer !== undefined),
     authorizer,
     dpop: config.dpop === undefined ? undefined : new DpopGate(config.dpop, runtime, config.logger),
     origins: requestOrigins(config.publicOrigin, config.logger),
+    readPath: pathReader(),
+    audit: auditTrail(config.audit, config.logger, runtime.sha256Hex),
   };
-  const { tokens, dpop } = parts;
+  const { tokens, dpop, readPath } = parts;
   const excluded = excludedPaths(config.excludedRoutePaths, config.caseSensitiveRoutes);
   const anonymous: AuthResult<C> = { ok: true, state: anonymousState(config.authorization) };
-  const readPath = pathReader();
 
-  function authenticateNow(request: AuthRequest): AuthResult<C> | Promise<AuthResult<C>> {
+  function decideRequest(request: AuthRequest): AuthResult<C> | Promise<AuthResult<C>> {
     const method = request.method.toUpperCase();
     // First, even for a preflight: a path routers could read differently is refused before any handler.
     const full = readPath(request.path);
@@ -157,6 +121,12 @@ export function createJwtAuthOn<C extends object = JWTPayload>(
       ? entry.then((settled) => decide(parts, method, path, settled))
       : decide(parts, method, path, entry);
   }
+
+  // Each answer in a span (with an OpenTelemetry SDK), then reported to `onDecision` (with one).
+  const traced = withSpans(decideRequest, (request) => spanFacts(parts, request));
+  const authenticateNow = audited(parts.audit, traced, (request, method) =>
+    decisionSources(parts, request, method),
+  );
 
   const accessTables = {
     excluded,
@@ -188,17 +158,19 @@ function refuse<C extends object>(config: ResolvedConfig, method: string, error:
 
 /** A verified token (or the error it got) on this route: the scopes it needs, a binding it cannot prove. */
 function decide<C extends object>(
-  { config, authorizer, dpop }: Parts,
+  { config, authorizer, dpop, audit }: Parts,
   method: string,
   path: CanonicalPath,
   entry: VerifiedToken | AuthError,
 ): AuthResult<C> {
   if (entry instanceof AuthError) return refuse(config, method, entry);
+  const verified = entry.result.state;
   // Without `dpop`, a bound token cannot be checked: refused, never taken for a bearer token.
-  if (entry.jkt !== undefined && dpop === undefined) return refuse(config, method, boundAsBearerError());
+  if (entry.jkt !== undefined && dpop === undefined)
+    return refusalOf(audit, refuse(config, method, boundAsBearerError()), verified);
   if (authorizer === undefined) return entry.result as AuthResult<C>;
   const allowed = authorizer.authorize(method, path, entry.held as ScopeSet);
-  if (allowed instanceof AuthError) return refuse(config, method, allowed);
+  if (allowed instanceof AuthError) return refusalOf(audit, refuse(config, method, allowed), verified);
   if (allowed === NO_IDS) return entry.result as AuthResult<C>;
   const state = { ...entry.result.state, accessibleResourceIds: allowed };
   return { ok: true, state: state as AuthState<C> };
@@ -216,10 +188,8 @@ async function authenticateDpop<C extends object>(
   const nowMs = Date.now();
   const dpopToken = gate.dpopToken(request.headers, config.tokenHeaderKey);
   const dpopScheme = dpopToken !== undefined;
-  const fail = async (error: AuthError): Promise<AuthResult<C>> => ({
-    ok: false,
-    error: await gate.refusal(error, dpopScheme, nowMs),
-  });
+  const fail = async (error: AuthError, verified?: AuthState): Promise<AuthResult<C>> =>
+    refusalOf(parts.audit, { ok: false, error: await gate.refusal(error, dpopScheme, nowMs) }, verified);
   const refused = (error: AuthError) => (refuse(config, method, error) as { error: AuthError }).error;
   const token = dpopToken ?? resolveToken(config, method, request, parts.origins.csrf);
   if (typeof token !== "string") return fail(refused(token));
@@ -231,11 +201,46 @@ async function authenticateDpop<C extends object>(
     url: () => parts.origins.proofUrl(request),
   };
   const proofRefused = await gate.check(proofRequest, token, entry.jkt, dpopScheme, nowMs);
-  if (proofRefused !== undefined) return fail(refused(proofRefused));
+  const verified = entry.result.state;
+  if (proofRefused !== undefined) return fail(refused(proofRefused), verified);
   const result = decide<C>(parts, method, path, entry);
-  if (!result.ok) return fail(result.error);
+  if (!result.ok) return fail(result.error, verified);
   const nonce = gate.offer(nowMs);
   // A state of this request's own: the cached one is shared, and the headers belong to this answer.
   if (nonce === undefined) return result;
   return { ok: true, state: { ...result.state }, headers: { "DPoP-Nonce": await nonce } };
 }
+
+/** What the audit reads from a request, computed only when a decision is reported. */
+function decisionSources(
+  { config, authorizer, dpop, readPath }: Parts,
+  request: AuthRequest,
+  method: string,
+): DecisionSources {
+  return {
+    route() {
+      const full = readPath(request.path);
+      const path =
+        request.basePath === undefined || isAuthError(full) ? full : relativeTo(full, request.basePath);
+      if (isAuthError(path)) return undefined;
+      return { path: path.path, required: authorizer?.required(method, path) };
+    },
+    token() {
+      const bound = dpop?.dpopToken(request.headers, config.tokenHeaderKey);
+      const token = typeof bound === "string" ? bound : resolveToken(config, method, request);
+      return typeof token === "string" ? token : undefined;
+    },
+  };
+}
+
+/** The token a request carries and whether it is cached, for the span only (read again, never trusted). */
+const spanFacts =
+  (parts: Parts, request: AuthRequest): ReturnType<SpanFacts> =>
+  () => {
+    const token = decisionSources(parts, request, request.method.toUpperCase()).token();
+    if (token === undefined) return { algorithm: undefined, cacheHit: false };
+    return {
+      algorithm: headerAlgorithm(token, parts.runtime.base64Url),
+      cacheHit: parts.tokens.cached(token, Date.now()) !== undefined,
+    };
+  };

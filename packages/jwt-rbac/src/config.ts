@@ -1,5 +1,6 @@
 import type { Logger } from "@agent-platform/common";
 import { configError, loggerOption } from "@agent-platform/common/internal";
+import { type AuditConfig, resolveAudit } from "./audit/config.js";
 import { positiveInteger } from "./checks.js";
 import {
   type CacheOptions,
@@ -59,6 +60,8 @@ export interface ResolvedConfig extends ClaimNames, ReadingConfig, PolicyConfig 
   readonly opaque: OpaqueConfig | undefined;
   /** Issuers known only when a token names them (templates, resolver). */
   readonly tenants: TenantsSettings | undefined;
+  /** `onDecision` and `audit`; undefined without `onDecision`. */
+  readonly audit: AuditConfig | undefined;
 }
 
 /**
@@ -134,6 +137,7 @@ export function resolveConfig(options: JwtRbacOptions, runtime: Runtime): Resolv
       remoteKeys,
       maxTokenLength,
     ),
+    audit: resolveAudit(options),
   };
 }
 

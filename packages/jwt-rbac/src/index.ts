@@ -11,6 +11,7 @@ export {
   type LoggerOption,
   type LogMethod,
 } from "@agent-platform/common";
+export type { AccessDecision, AuditMode, DecisionListener } from "./audit/decision.js";
 export type { AuthRequest, AuthResult, JwtAuth } from "./auth.js";
 export { keySourcesFromEnv } from "./env.js";
 export {

@@ -1,5 +1,6 @@
 import type { LoggerOption } from "@agent-platform/common";
 import type { JSONWebKeySet } from "jose";
+import type { AuditMode, DecisionListener } from "./audit/decision.js";
 import type { RbacPolicy } from "./rbac/policy.js";
 import type { DpopOptions } from "./token/dpop/options.js";
 import type { IntrospectionOptions, TokenVerifierHook } from "./token/introspection/options.js";
@@ -154,6 +155,14 @@ export interface JwtRbacOptions {
   introspection?: IntrospectionOptions;
   /** First-party opaque tokens (service-account tokens): `(token) => claims | null`, cached like introspection. */
   tokenVerifier?: TokenVerifierHook;
+  /**
+   * Called with every refusal (and, with `audit: "all"`, every authenticated request passed on) as an
+   * `AccessDecision`, after the answer is handed back; never awaited, and what it throws is logged. See
+   * docs/audit.md.
+   */
+  onDecision?: DecisionListener;
+  /** Which decisions reach `onDecision`: `"denied"` (default) or `"all"`. */
+  audit?: AuditMode;
 }
 
 export const DEFAULT_CACHE: CacheOptions = { max: 1000, ttlMs: 60_000 };

@@ -16,4 +16,11 @@ export const runtime: Runtime = {
       `jwksFile ("${path}") needs Node.js file access; on this runtime pass the JWKS inline with \`jwks\``,
     );
   },
+  // WebCrypto, on every runtime with `crypto.subtle` (Node 20, Bun, Deno, workerd, browsers).
+  async sha256Hex(text: string): Promise<string> {
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+    let hex = "";
+    for (const byte of digest) hex += byte.toString(16).padStart(2, "0");
+    return hex;
+  },
 };

@@ -60,6 +60,11 @@ export class VerifiedTokens {
     return this.#cache?.get(token, nowMs) ?? this.#verify(token, nowMs);
   }
 
+  /** The cached entry only, never a verification (what a span reports as a cache hit). */
+  cached(token: string, nowMs: number): VerifiedToken | undefined {
+    return this.#cache?.get(token, nowMs);
+  }
+
   /** Drops every cached verified token. */
   clear(): void {
     this.#cache?.clear();

@@ -47,6 +47,11 @@ export interface InboundMessage {
    * messages: a changed number or user id): stored for the record, handed to no agent, never answered.
    */
   notice?: boolean;
+  /**
+   * When the chat product stamped the message, in milliseconds since 1970 (WhatsApp's `timestamp`, Telegram's
+   * `date`, Slack's `ts`): the order of a conversation's messages, ties broken by arrival. Absent: the arrival time.
+   */
+  sentAt?: number;
   /** The message exactly as the chat product sent it. */
   raw: unknown;
 }

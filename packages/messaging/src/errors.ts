@@ -84,3 +84,35 @@ export class InboxBusyError extends MessagingError {
     super("INBOX_BUSY", `The inbox did not start storing the delivery within ${waitedMs} ms`);
   }
 }
+
+/**
+ * The commit holding a delivery did not finish within its deadline (the database was killed, frozen, cut off or
+ * overloaded). The delivery is refused; it may have been stored all the same, and its redelivery then counts it
+ * as a duplicate.
+ */
+export class InboxCommitTimeoutError extends MessagingError {
+  constructor(readonly deadlineMs: number) {
+    super("INBOX_COMMIT_TIMEOUT", `The inbox's commit did not finish within ${deadlineMs} ms`);
+  }
+}
+
+/** An inbox operation named a message the channel's inbox does not hold. */
+export class InboxMessageNotFoundError extends MessagingError {
+  constructor(
+    readonly channel: string,
+    readonly messageId: string,
+  ) {
+    super("INBOX_MESSAGE_NOT_FOUND", `No message '${messageId}' in the ${channel} inbox`);
+  }
+}
+
+/** An inbox operation that needs a row in one status (a retry: `failed`) found it in another. */
+export class InboxStatusConflictError extends MessagingError {
+  constructor(
+    readonly messageId: string,
+    readonly status: string,
+    readonly expected: string,
+  ) {
+    super("INBOX_STATUS_CONFLICT", `Message '${messageId}' is ${status}, not ${expected}`);
+  }
+}

@@ -1,14 +1,27 @@
 import type { IncomingMessage } from "node:http";
-import type { LoggerOption } from "@agent-platform/common";
+import type { Logger, LoggerOption } from "@agent-platform/common";
 import { configError, loggerOption } from "@agent-platform/common/internal";
 import type { Sql } from "postgres";
 import type { AgentHandler } from "./agents/agent.js";
 import { echoAgent } from "./agents/echo.js";
 import { BodyBudget } from "./body-budget.js";
 import type { Channel } from "./channel.js";
-import { BodiesBusyError, BodyTimeoutError, PayloadTooLargeError } from "./errors.js";
+import {
+  BodiesBusyError,
+  BodyTimeoutError,
+  InboxMessageNotFoundError,
+  InboxStatusConflictError,
+  PayloadTooLargeError,
+} from "./errors.js";
+import { Retention } from "./inbox/retention.js";
 import { migrateInbox } from "./inbox/schema.js";
-import { type InboxEntry, type InboxStatus, InboxStore } from "./inbox/store.js";
+import {
+  type InboxEntry,
+  type InboxStats,
+  type InboxStatus,
+  InboxStore,
+  type InboxStoreCheck,
+} from "./inbox/store.js";
 import { InboxWakeup } from "./inbox/wakeup.js";
 import { InboxWorker } from "./inbox/worker.js";
 import { ENVIRONMENTS, type Environment, OptionChecks, optionsObject } from "./options.js";
@@ -39,6 +52,56 @@ export interface WorkerOptions {
    * longer than every call a worker makes holding it: each channel's send and the agent's `timeoutMs`.
    */
   leaseMs?: number;
+  /**
+   * `"conversation"` (default): the messages of one conversation (the channel's session id) reach the agent one
+   * at a time, in the order the chat product stamped them (then arrival), across every process sharing the
+   * database; a later one waits while an earlier one is pending, processing or waiting for a retry, and goes once
+   * it is `done` or `failed`. Different conversations still run in parallel. `"none"`: any due message, in any order.
+   */
+  ordering?: WorkerOrdering;
+}
+
+/** The orders `worker.ordering` accepts. */
+export const WORKER_ORDERINGS = ["conversation", "none"] as const;
+/** One of `WORKER_ORDERINGS`. */
+export type WorkerOrdering = (typeof WORKER_ORDERINGS)[number];
+
+/** How long finished inbox rows are kept; every field has a default. `0` keeps them forever. */
+export interface RetentionOptions {
+  /** `done`, `rejected` and `notice` rows, days after they were last updated. Default 30. */
+  doneDays?: number;
+  /** `failed` rows, days after they failed. Default 90. */
+  failedDays?: number;
+}
+
+/** `retry`'s answer for a batch: the ids put back to `pending`, oldest first. */
+export interface InboxRetried {
+  retried: number;
+  message_ids: string[];
+}
+
+/**
+ * The inbox of each channel, for operators and apps without Hono. Called as a function it lists rows (as
+ * `list`). Every method throws a ConfigError for a channel that is not configured.
+ */
+export interface MessagingInbox {
+  (channel: string, query?: { status?: InboxStatus | undefined; limit?: number }): Promise<InboxEntry[]>;
+  /** Inbox rows of a channel, newest first (the content stays in the database). */
+  list(channel: string, query?: { status?: InboxStatus | undefined; limit?: number }): Promise<InboxEntry[]>;
+  /** Rows by status and the age of the oldest pending one. */
+  stats(channel: string): Promise<InboxStats>;
+  /**
+   * A `failed` message back to `pending`, attempts reset; the reply parts already sent are not sent again.
+   * Throws InboxMessageNotFoundError for an unknown id, InboxStatusConflictError for a row not `failed`.
+   */
+  retry(channel: string, messageId: string): Promise<InboxEntry>;
+  /** Up to `limit` (default 100, at most 1,000) failed messages back to `pending`, oldest first. */
+  retry(channel: string, query: { status: "failed"; limit?: number }): Promise<InboxRetried>;
+  /**
+   * Deletes every row of one conversation (the channel's session id, e.g. `whatsapp:<phone number id>:<sender>`),
+   * with its text and reply; a message being answered is not answered further. Returns how many rows went.
+   */
+  erase(channel: string, sessionId: string): Promise<number>;
 }
 
 /** How the webhooks commit deliveries to the inbox, and the workers their updates. Every field has a default. */
@@ -54,6 +117,14 @@ export interface CommitOptions {
    * long fails like any failed write. Default 2,000 ms.
    */
   maxWaitMs?: number;
+  /**
+   * Longest a commit (shared or not) and a worker's update may take once started; then the delivery is answered
+   * 503 and the worker's update fails like any failed write. A database that was killed, frozen or cut off
+   * answers nothing and its connection may take minutes to notice: a delivery is answered within
+   * `maxWaitMs + timeoutMs` whatever the database does. The abandoned write may still commit; a redelivery then
+   * finds its messages stored (duplicates, never losses). Default 3,000 ms.
+   */
+  timeoutMs?: number;
 }
 
 /**
@@ -85,6 +156,8 @@ export interface MessagingOptions {
   worker?: WorkerOptions;
   commit?: CommitOptions;
   body?: BodyOptions;
+  /** How long finished rows are kept; the workers delete older ones in small batches, at least once a minute. */
+  retention?: RetentionOptions;
   /**
    * LISTEN for the rows other processes commit, on a connection of its own, so this process's workers
    * wake at once instead of at their next poll. For a PostgreSQL shared by several processes; default
@@ -115,8 +188,8 @@ export interface Messaging {
   ): Promise<Response>;
   /** A webhook request whose raw body the caller has already read (Express, plain Node). */
   handle(channel: string, request: WebhookRequest): Promise<WebhookResponse>;
-  /** Inbox rows of a channel, newest first (the content stays in the database). */
-  inbox(channel: string, query?: { status?: InboxStatus | undefined; limit?: number }): Promise<InboxEntry[]>;
+  /** The inbox: rows, counts, retries, erasure (see MessagingInbox); called as a function, the rows. */
+  readonly inbox: MessagingInbox;
   /** Starts the workers; call once the webhook is served. */
   start(): void;
   /**
@@ -125,6 +198,13 @@ export interface Messaging {
    * their messages stay leased and are answered once the lease expires (after a restart, say), each once.
    */
   stop(options?: { signal?: AbortSignal | undefined }): Promise<void>;
+  /**
+   * Whether the inbox can store a delivery now: its tables are there (with a channel configured) and the database
+   * answers within `commit.timeoutMs` and takes writes (not read-only, not a standby, INSERT granted, a connection slot free).
+   * For health and readiness checks: `{ ok: false, reason }` says why in words safe to show (no address).
+   * Never rejects.
+   */
+  canStore(): Promise<InboxStoreCheck>;
 }
 
 /**
@@ -142,6 +222,7 @@ const OPTIONS = [
   "worker",
   "commit",
   "body",
+  "retention",
   "listen",
   "environment",
 ] as const;
@@ -153,14 +234,34 @@ const WORKER_OPTIONS = [
   "retryBaseMs",
   "retryMaxMs",
   "leaseMs",
+  "ordering",
 ] as const;
-const COMMIT_OPTIONS = ["maxBatch", "maxWaitMs"] as const;
+const COMMIT_OPTIONS = ["maxBatch", "maxWaitMs", "timeoutMs"] as const;
 const BODY_OPTIONS = ["timeoutMs", "idleTimeoutMs", "maxPendingBytes"] as const;
+const RETENTION_OPTIONS = ["doneDays", "failedDays"] as const;
+
+/** Between retention passes: at least once a minute. */
+const RETENTION_INTERVAL_MS = 60_000;
+/**
+ * Rows per retention DELETE, the longest one may run, and the shortest cycle of one batch: at most 1,000 rows a
+ * second per process, five times the 12,000 a minute that 200 new messages a second bring, while the WAL of the
+ * deletions leaves room for the webhooks' commits (bench: retention under load).
+ */
+const RETENTION_BATCH = 200;
+const RETENTION_STATEMENT_TIMEOUT_MS = 5_000;
+const RETENTION_BATCH_INTERVAL_MS = 200;
+/** Longest one retention pass runs, so a first pass over a year of rows does not hold a connection for long. */
+const RETENTION_PASS_MS = 40_000;
+/** The longest a chat product redelivers an unacknowledged webhook (WhatsApp: up to 7 days). */
+const REDELIVERY_DAYS = 7;
+/** Most rows one batch retry puts back. */
+const MAX_RETRY_BATCH = 1_000;
 
 interface CheckedOptions {
   worker: Required<WorkerOptions>;
   commit: Required<CommitOptions>;
   body: Required<BodyOptions>;
+  retention: Required<RetentionOptions>;
   channels: Map<string, Channel>;
   environment: Environment;
 }
@@ -212,6 +313,7 @@ function checkOptions(options: MessagingOptions): CheckedOptions {
       retryBaseMs,
     ),
     leaseMs: checks.integer("worker.leaseMs", w.leaseMs, 180_000, 1_000),
+    ordering: checks.oneOf("worker.ordering", w.ordering, WORKER_ORDERINGS, "conversation"),
   };
   const calls: [string, number | undefined][] = [
     ...[...channels.values()].map((channel): [string, number | undefined] => [
@@ -234,6 +336,7 @@ function checkOptions(options: MessagingOptions): CheckedOptions {
   const commit: Required<CommitOptions> = {
     maxBatch: checks.integer("commit.maxBatch", c.maxBatch, 256, 1, 5_000),
     maxWaitMs: checks.integer("commit.maxWaitMs", c.maxWaitMs, 2_000, 1, 60_000),
+    timeoutMs: checks.integer("commit.timeoutMs", c.timeoutMs, 3_000, 1, 60_000),
   };
 
   const b = optionsObject(checks, "body", given.body);
@@ -251,6 +354,14 @@ function checkOptions(options: MessagingOptions): CheckedOptions {
     ),
   };
 
+  const r = optionsObject(checks, "retention", given.retention);
+  checks.knownKeys("retention.", r, RETENTION_OPTIONS);
+  // Up to 100 years: beyond, `now() - interval` leaves PostgreSQL's range of dates for nothing.
+  const retention: Required<RetentionOptions> = {
+    doneDays: checks.integer("retention.doneDays", r.doneDays, 30, 0, 36_500),
+    failedDays: checks.integer("retention.failedDays", r.failedDays, 90, 0, 36_500),
+  };
+
   if (environment === "production") {
     for (const channel of channels.values()) {
       if (channel.unauthenticated !== undefined) {
@@ -262,7 +373,7 @@ function checkOptions(options: MessagingOptions): CheckedOptions {
     }
   }
   checks.done();
-  return { worker, commit, body, channels, environment };
+  return { worker, commit, body, retention, channels, environment };
 }
 
 /**
@@ -272,7 +383,7 @@ function checkOptions(options: MessagingOptions): CheckedOptions {
  */
 export async function createMessaging(options: MessagingOptions): Promise<Messaging> {
   const logger = loggerOption(options.logger, "messaging");
-  const { worker, commit, body, channels: byName } = checkOptions(options);
+  const { worker, commit, body, retention: keep, channels: byName } = checkOptions(options);
   const bodyBudget = new BodyBudget(body.maxPendingBytes);
   for (const channel of byName.values()) {
     if (channel.unauthenticated !== undefined) {
@@ -282,12 +393,30 @@ export async function createMessaging(options: MessagingOptions): Promise<Messag
       );
     }
   }
+  // Deleting a row also forgets its message id: a redelivery after that is a new message, answered again.
+  for (const [option, days] of [
+    ["retention.doneDays", keep.doneDays],
+    ["retention.failedDays", keep.failedDays],
+  ] as const) {
+    if (days > 0 && days < REDELIVERY_DAYS) {
+      logger.warn(
+        { option, days },
+        `${option} (${days}) is shorter than the ${REDELIVERY_DAYS} days a chat product may redeliver a message whose acknowledgement it did not get (WhatsApp retries for up to 7 days): such a message, its row deleted, would be answered again. Keep ${REDELIVERY_DAYS} or more`,
+      );
+    }
+  }
   const store = new InboxStore(
     options.sql,
     () => migrateInbox(options.sql, logger),
     commit.maxBatch === 1
       ? undefined
-      : { maxBatchSize: commit.maxBatch, maxInFlight: COMMITS_IN_FLIGHT, maxWaitMs: commit.maxWaitMs },
+      : {
+          maxBatchSize: commit.maxBatch,
+          maxInFlight: COMMITS_IN_FLIGHT,
+          maxWaitMs: commit.maxWaitMs,
+          maxCommitMs: commit.timeoutMs,
+        },
+    commit.timeoutMs,
   );
   if (byName.size > 0) {
     await store.ready().catch((error: unknown) => {
@@ -302,6 +431,18 @@ export async function createMessaging(options: MessagingOptions): Promise<Messag
       new InboxWorker({ store, channel, agent, logger: logger.child({ channel: channel.name }), ...worker }),
     ]),
   );
+
+  const retention = new Retention({
+    store,
+    channels: [...byName.keys()],
+    logger,
+    ...keep,
+    intervalMs: RETENTION_INTERVAL_MS,
+    batch: RETENTION_BATCH,
+    statementTimeoutMs: RETENTION_STATEMENT_TIMEOUT_MS,
+    passMs: RETENTION_PASS_MS,
+    batchIntervalMs: RETENTION_BATCH_INTERVAL_MS,
+  });
 
   const wakeup =
     options.listen === true && workers.size > 0
@@ -368,22 +509,17 @@ export async function createMessaging(options: MessagingOptions): Promise<Messag
         charge.release();
       }
     },
-    async inbox(name, query = {}) {
-      webhookOf(name);
-      try {
-        return await store.list(name, query.status, query.limit ?? 100);
-      } catch (error) {
-        logger.error({ err: error, channel: name }, "inbox listing failed");
-        throw error;
-      }
-    },
+    inbox: inboxOperations(store, webhookOf, logger),
     start() {
       for (const each of workers.values()) each.start();
+      retention.start();
       void wakeup?.start();
     },
+    canStore: () => store.canStore(commit.timeoutMs, byName.size > 0),
     async stop(stopOptions = {}) {
       await wakeup?.close();
       await Promise.all([...workers.values()].map((each) => each.stop(stopOptions.signal)));
+      await retention.stop();
     },
   };
 }
@@ -412,4 +548,59 @@ function bodyRefusal(error: unknown): Response | undefined {
     );
   }
   return undefined;
+}
+
+/** The inbox's operations over `store`; `check` throws for a channel that is not configured. */
+function inboxOperations(
+  store: InboxStore,
+  check: (channel: string) => unknown,
+  logger: Logger,
+): MessagingInbox {
+  // A database failure is logged here with what was asked, then rethrown for the caller (the routes answer 503).
+  const logged = async <T>(channel: string, operation: string, run: () => Promise<T>): Promise<T> => {
+    check(channel);
+    try {
+      return await run();
+    } catch (error) {
+      if (!(error instanceof InboxMessageNotFoundError || error instanceof InboxStatusConflictError)) {
+        logger.error({ err: error, channel }, `inbox ${operation} failed`);
+      }
+      throw error;
+    }
+  };
+  const list: MessagingInbox["list"] = (channel, query = {}) =>
+    logged(channel, "listing", () => store.list(channel, query.status, query.limit ?? 100));
+  async function retry(channel: string, messageId: string): Promise<InboxEntry>;
+  async function retry(channel: string, query: { status: "failed"; limit?: number }): Promise<InboxRetried>;
+  async function retry(
+    channel: string,
+    target: string | { status: "failed"; limit?: number },
+  ): Promise<InboxEntry | InboxRetried> {
+    if (typeof target === "string") {
+      return logged(channel, "retry", async () => {
+        const outcome = await store.retry(channel, target);
+        if (outcome === undefined) throw new InboxMessageNotFoundError(channel, target);
+        if (!outcome.retried) throw new InboxStatusConflictError(target, outcome.entry.status, "failed");
+        return outcome.entry;
+      });
+    }
+    const limit = target.limit ?? 100;
+    if (target.status !== "failed" || !Number.isInteger(limit) || limit < 1 || limit > MAX_RETRY_BATCH) {
+      throw configError(
+        "messaging",
+        `inbox.retry: status must be "failed" and limit a whole number from 1 to ${MAX_RETRY_BATCH}`,
+      );
+    }
+    return logged(channel, "retry", async () => {
+      const ids = await store.retryFailed(channel, limit);
+      return { retried: ids.length, message_ids: ids };
+    });
+  }
+  return Object.assign(list, {
+    list,
+    stats: (channel: string) => logged(channel, "stats", () => store.stats(channel)),
+    retry,
+    erase: (channel: string, sessionId: string) =>
+      logged(channel, "erasure", () => store.erase(channel, sessionId)),
+  });
 }

@@ -6,7 +6,7 @@ import { createHttpAgent } from "./agents/http.js";
 import { slack } from "./channels/slack/index.js";
 import { telegram } from "./channels/telegram/index.js";
 import { whatsapp } from "./channels/whatsapp/index.js";
-import { createMessaging, type MessagingOptions } from "./messaging.js";
+import { createMessaging, type MessagingOptions, type RetentionOptions } from "./messaging.js";
 
 // Never connects: every configuration here is refused before the database is touched, or has no channel.
 const sql = postgres("postgres://127.0.0.1:1/unused", { max: 1 });
@@ -57,6 +57,8 @@ describe("createMessaging checks every option in one place", () => {
     ["worker.leseMs", { worker: { leseMs: 60_000 } }],
     ["commit.maxBatch", { commit: { maxBatch: 0 } }],
     ["commit.maxWaitMs", { commit: { maxWaitMs: 0 } }],
+    ["commit.timeoutMs", { commit: { timeoutMs: 0 } }],
+    ["commit.timeoutMs", { commit: { timeoutMs: 60_001 } }],
     ["workers", { workers: { concurrency: 2 } }],
     ["listen", { listen: "yes" }],
     ["environment", { environment: "prod" }],
@@ -127,6 +129,40 @@ describe("createMessaging checks every option in one place", () => {
       ],
     });
     expect(JSON.stringify(calls)).not.toContain("secret-part");
+  });
+});
+
+describe("createMessaging's retention", () => {
+  it("refuses days out of range, naming the option", async () => {
+    for (const [retention, option] of [
+      [{ doneDays: -1 }, "retention.doneDays"],
+      [{ doneDays: 1.5 }, "retention.doneDays"],
+      [{ failedDays: 36_501 }, "retention.failedDays"],
+      [{ failedDays: "90" }, "retention.failedDays"],
+      [{ keepDays: 3 }, "retention.keepDays"],
+    ] as const) {
+      const refused = await refusalOf({ retention: retention as RetentionOptions });
+      expect(refused.option, JSON.stringify(retention)).toBe(option);
+    }
+    expect((await refusalOf({ worker: { ordering: "fifo" as "none" } })).option).toBe("worker.ordering");
+  });
+
+  it("warns when rows would be deleted before a chat product stops redelivering, and not otherwise", async () => {
+    for (const [retention, warned] of [
+      [{ doneDays: 6 }, ["retention.doneDays"]],
+      [{ doneDays: 1, failedDays: 2 }, ["retention.doneDays", "retention.failedDays"]],
+      [{ doneDays: 7 }, []],
+      [{ doneDays: 0, failedDays: 0 }, []],
+      [{}, []],
+    ] as const) {
+      const { logger, calls } = levelsOnlyLogger();
+      const messaging = await createMessaging({ sql, channels: [], logger, retention });
+      await messaging.stop();
+      const options = calls
+        .filter((call) => call.level === "warn")
+        .map((call) => (call.args[0] as { option?: string }).option);
+      expect(options, JSON.stringify(retention)).toEqual(warned);
+    }
   });
 });
 

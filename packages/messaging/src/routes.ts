@@ -1,8 +1,12 @@
 import type { ChannelRoute } from "./channel.js";
 import { CHANNEL_ROUTES } from "./channels/routes.js";
 
-/** The scope that lets a token list a channel's inbox. */
+/** The scope that lets a token read a channel's inbox (its rows and counts). */
 export const INBOX_SCOPE = "config:read";
+/** The scope that lets a token change a channel's inbox (retry failed messages). */
+export const INBOX_WRITE_SCOPE = "config:write";
+/** The scope that lets a token erase a conversation from a channel's inbox. */
+export const INBOX_ERASE_SCOPE = "config:delete";
 
 /** What an auth middleware needs to know about the messaging routes; one source for the server's JWT setup. */
 export interface MessagingRoutePolicy {
@@ -19,7 +23,13 @@ export function messagingRoutePolicy(
   return {
     excludedPaths: channels.flatMap((channel) => [channel.webhookPath, `/${channel.name}/status`]),
     scopeMappings: Object.fromEntries(
-      channels.map((channel) => [`GET /${channel.name}/inbox`, [INBOX_SCOPE]]),
+      channels.flatMap((channel) => [
+        [`GET /${channel.name}/inbox`, [INBOX_SCOPE]],
+        [`GET /${channel.name}/inbox/stats`, [INBOX_SCOPE]],
+        [`POST /${channel.name}/inbox/retry`, [INBOX_WRITE_SCOPE]],
+        [`POST /${channel.name}/inbox/*/retry`, [INBOX_WRITE_SCOPE]],
+        [`DELETE /${channel.name}/inbox`, [INBOX_ERASE_SCOPE]],
+      ]),
     ),
   };
 }

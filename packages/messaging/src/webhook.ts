@@ -1,11 +1,18 @@
 import type { IncomingMessage } from "node:http";
 import type { Logger } from "@agent-platform/common";
-import { nodeHeaderReader } from "@agent-platform/common/internal";
+import {
+  inSpan,
+  nodeHeaderReader,
+  SpanKinds,
+  type TraceSpan,
+  traceparentOf,
+} from "@agent-platform/common/internal";
 import type { Channel, HeaderReader, ParsedDelivery } from "./channel.js";
 import { InvalidPayloadError, PayloadTooLargeError } from "./errors.js";
 import type { InboxStore, InsertCounts } from "./inbox/store.js";
 import { boundMessages } from "./limits.js";
 import { type BodyReadLimits, readRawBody } from "./read-body.js";
+import { messagingTracer, SPANS } from "./tracing.js";
 
 /** Chat products' deliveries are a few KiB; the cap only has to stop abuse. */
 export const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
@@ -95,7 +102,26 @@ class ReceivedWebhookRequest implements WebhookRequest {
  * One webhook request of a configured channel: the handshake on GET; on POST authenticate, parse, bound
  * each message, commit, and only then 200. 503 only when the inbox cannot store the delivery.
  */
-export async function handleWebhook(deps: WebhookDeps, request: WebhookRequest): Promise<WebhookResponse> {
+export function handleWebhook(deps: WebhookDeps, request: WebhookRequest): Promise<WebhookResponse> {
+  const tracer = messagingTracer();
+  if (tracer === undefined || request.method !== "POST") return handleRequest(deps, request, undefined);
+  return inSpan(
+    tracer,
+    SPANS.webhook,
+    { kind: SpanKinds.SERVER, attributes: { channel: deps.channel.name } },
+    async (span) => {
+      const response = await handleRequest(deps, request, span);
+      span?.setAttribute("http.response.status_code", response.status);
+      return response;
+    },
+  );
+}
+
+async function handleRequest(
+  deps: WebhookDeps,
+  request: WebhookRequest,
+  span: TraceSpan | undefined,
+): Promise<WebhookResponse> {
   const { channel, store, logger } = deps;
   if (request.method === "GET" && channel.verifyHandshake !== undefined) {
     const result = await channel.verifyHandshake(request.query);
@@ -128,9 +154,18 @@ export async function handleWebhook(deps: WebhookDeps, request: WebhookRequest):
   if (delivery.kind === "challenge")
     return { status: 200, contentType: "text/plain", body: delivery.challenge };
   const { accepted, rejected } = boundMessages(delivery.messages, delivery.invalid);
+  span?.setAttribute("messages", delivery.messages.length + (delivery.invalid?.length ?? 0));
   let counts: InsertCounts;
   try {
-    counts = await store.insert(channel.name, accepted, rejected);
+    const traceParent = span === undefined ? undefined : traceparentOf(span);
+    counts = await inSpan(
+      span === undefined ? undefined : messagingTracer(),
+      SPANS.insert,
+      { attributes: { channel: channel.name, messages: accepted.length + rejected.length } },
+      () =>
+        store.insert(channel.name, accepted, rejected, (message) => channel.sessionId(message), traceParent),
+    );
+    span?.setAttribute("duplicates", counts.duplicates);
   } catch (error) {
     logger.error({ err: error }, "inbox unavailable; delivery refused with 503");
     return errorResponse(503, "SERVICE_UNAVAILABLE", "Inbox unavailable, retry later");

@@ -113,7 +113,7 @@ describe.each(DATABASES)("a chat product changing its format, on $name", ({ fres
     return sql<
       { message_id: string; sender: string; status: string; last_error: string | null; message: unknown }[]
     >`
-      SELECT message_id, sender, status, last_error, message FROM messaging.inbox
+      SELECT message_id, sender, status, attempts, last_error, message FROM messaging.inbox
       WHERE channel = ${channel} ORDER BY message_id`;
   }
 
@@ -207,7 +207,7 @@ describe.each(DATABASES)("a chat product changing its format, on $name", ({ fres
 
     await waitFor("three replies", () => graph.accepted().length === 3);
     await waitFor("every stored message settled", async () =>
-      (await rows("whatsapp")).every((row) => row.status === "done" || row.status === "rejected"),
+      (await rows("whatsapp")).every((row) => ["done", "rejected", "notice"].includes(row.status)),
     );
     const replies = graph.accepted().map((request) => request.body);
     // To the BSUID in `recipient` (no phone number to send `to`); to the number when there is one.
@@ -231,8 +231,17 @@ describe.each(DATABASES)("a chat product changing its format, on $name", ({ fres
     const stored = await rows("whatsapp");
     const byId = Object.fromEntries(stored.map((row) => [row.message_id, row]));
     expect(byId["wamid.username"]).toMatchObject({ sender: bsuid, status: "done" });
-    expect(byId["wamid.system-number"]).toMatchObject({ sender: "16505551234", status: "done" });
-    expect(byId["wamid.system-user-id"]).toMatchObject({ sender: "BR.9990001112", status: "done" });
+    // Recorded as notices: never handed to a worker, never answered.
+    expect(byId["wamid.system-number"]).toMatchObject({
+      sender: "16505551234",
+      status: "notice",
+      attempts: 0,
+    });
+    expect(byId["wamid.system-user-id"]).toMatchObject({
+      sender: "BR.9990001112",
+      status: "notice",
+      attempts: 0,
+    });
     expect(byId["wamid.renamed"]).toMatchObject({
       status: "rejected",
       last_error: expect.stringMatching(/messages\.0: no sender/),

@@ -53,6 +53,7 @@ describe.each(DATABASES)("inbox worker on $name", ({ fresh }) => {
       retryBaseMs: 10,
       retryMaxMs: 10,
       leaseMs: 60_000,
+      ordering: "none",
     });
   }
 

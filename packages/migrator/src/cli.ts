@@ -4,7 +4,7 @@ import { ConfigError } from "@agent-platform/common";
 import postgres from "postgres";
 import { checksumOf } from "./checksum.js";
 import { createMigrationFiles } from "./create.js";
-import { MigratorError } from "./errors.js";
+import { MigrationAbortedError, MigratorError } from "./errors.js";
 import { formatLintReport } from "./lint/format.js";
 import { lint } from "./lint/lint.js";
 import type { LintRuleId } from "./lint/rules.js";
@@ -59,7 +59,7 @@ interface Output {
   err: (text: string) => void;
 }
 
-async function run(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<number> {
+async function run(argv: string[], env: NodeJS.ProcessEnv, io: Output, signal: AbortSignal): Promise<number> {
   let json = argv.includes("--json");
   try {
     const { values, positionals } = parseArgs({
@@ -210,7 +210,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<
           `${plan.to ?? BASE} is ${command === "up" ? "below" : "above"} the current version ${plan.from}; use ${plan.direction} --to ${plan.to ?? BASE}`,
         );
       }
-      const result = dryRun ? plan : await migrator.migrate({ to: plan.to ?? BASE });
+      const result = dryRun ? plan : await migrator.migrate({ to: plan.to ?? BASE, signal });
       io.out(json ? JSON.stringify({ ...result, dryRun }, null, 2) : formatResult(result, dryRun));
       return 0;
     } finally {
@@ -224,6 +224,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: Output): Promise<
     const message = describe(error);
     if (json) io.err(JSON.stringify({ error: { code, message } }));
     else io.err(`platform-migrate: ${message}${usage ? `\n\n${USAGE}` : ""}`);
+    if (error instanceof MigrationAbortedError) return STOPPED_EXIT_CODE;
     return usage ? 2 : 1;
   }
 }
@@ -260,6 +261,11 @@ function formatStatus(status: MigrationStatus): string {
   }
   lines.push(status.pending.length ? "pending:" : "pending: (none)");
   for (const m of status.pending) lines.push(`  ${m.version.replace(/^v/, "")}  ${m.name}`);
+  lines.push(
+    status.lock === null
+      ? "lock:    free (no migration running)"
+      : `lock:    held by a migration run (backend pid ${status.lock.pid}${status.lock.since ? `, since ${status.lock.since.toISOString()}` : ""})`,
+  );
   if (status.invalidIndexes.length) {
     lines.push(
       "invalid indexes (left by a failed CREATE INDEX CONCURRENTLY; DROP INDEX CONCURRENTLY, then re-run):",
@@ -276,6 +282,9 @@ function statusJson(status: MigrationStatus, withSql: boolean) {
     latest: status.latest,
     applied: status.applied.map((m) => ({ ...m, state: "applied" })),
     invalidIndexes: status.invalidIndexes,
+    // A run in progress (here or in another process): its session, and since when it holds the lock.
+    lock:
+      status.lock === null ? null : { pid: status.lock.pid, since: status.lock.since?.toISOString() ?? null },
     pending: status.pending.map((m) => ({
       version: m.version.replace(/^v/, ""),
       name: m.name,
@@ -295,7 +304,27 @@ function formatResult(result: MigrateResult, dryRun: boolean): string {
     : `Migrated ${result.from ?? BASE} -> ${result.to ?? BASE}: ${verb === "apply" ? "applied" : "reverted"} ${list}.`;
 }
 
-process.exitCode = await run(process.argv.slice(2), process.env, {
-  out: (text) => process.stdout.write(`${text}\n`),
-  err: (text) => process.stderr.write(`${text}\n`),
-});
+/** A run stopped by SIGINT or SIGTERM, after its statement was cancelled and rolled back (as a shell's 128 + SIGINT). */
+const STOPPED_EXIT_CODE = 130;
+
+// The first Ctrl-C or SIGTERM stops the run cleanly (the running statement cancelled and rolled back, the
+// lock released); a second one exits at once, leaving PostgreSQL to roll back when the socket closes.
+const stop = new AbortController();
+const onSignal = (name: NodeJS.Signals) => {
+  if (stop.signal.aborted) process.exit(STOPPED_EXIT_CODE);
+  process.stderr.write(`platform-migrate: ${name}: cancelling the running statement and rolling back\n`);
+  stop.abort(new Error(`stopped by ${name}`));
+};
+process.on("SIGINT", onSignal);
+process.on("SIGTERM", onSignal);
+process.exitCode = await run(
+  process.argv.slice(2),
+  process.env,
+  {
+    out: (text) => process.stdout.write(`${text}\n`),
+    err: (text) => process.stderr.write(`${text}\n`),
+  },
+  stop.signal,
+);
+process.off("SIGINT", onSignal);
+process.off("SIGTERM", onSignal);

@@ -1,8 +1,7 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import type postgres from "postgres";
 import { IndexBuildError } from "./errors.js";
 import { type IndexBuild, parseIndexBuild } from "./index-build.js";
-import { type RetryPolicy, retryDelayMs } from "./retry.js";
+import { abortableSleep, type RetryPolicy, retryDelayMs } from "./retry.js";
 import type { MigratorEvent } from "./types.js";
 
 type Connection = postgres.ISql;
@@ -13,6 +12,8 @@ export interface IndexBuildOptions {
   readonly timeoutMs: number;
   readonly version: string;
   readonly log: (event: MigratorEvent) => void;
+  /** Aborted: the build is not retried, and what it left is reported rather than dropped. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 // SQLSTATEs of a build that ran out of time: retried even when it had not created its index yet.
@@ -115,7 +116,7 @@ async function runIndexBuild(
       const busy = left.filter((l) => l.building);
       const dropped: string[] = [];
       let dropFailure: unknown = null;
-      for (const { name } of left.filter((l) => !l.building)) {
+      for (const { name } of options.signal?.aborted ? [] : left.filter((l) => !l.building)) {
         try {
           await sql.unsafe(`drop index concurrently if exists ${name}`);
           dropped.push(name);
@@ -129,7 +130,13 @@ async function runIndexBuild(
         dropped.length > 0 ||
         sqlState(failure) === LOCK_NOT_AVAILABLE ||
         sqlState(failure) === QUERY_CANCELED;
-      if (dropFailure === null && busy.length === 0 && retryable && attempt < options.retry.attempts) {
+      if (
+        dropFailure === null &&
+        busy.length === 0 &&
+        retryable &&
+        attempt < options.retry.attempts &&
+        !options.signal?.aborted
+      ) {
         const delayMs = retryDelayMs(options.retry, attempt);
         options.log({
           level: "warn",
@@ -142,7 +149,7 @@ async function runIndexBuild(
           dropped,
           message: cause instanceof Error ? cause.message : String(cause),
         });
-        await sleep(delayMs);
+        await abortableSleep(delayMs, options.signal);
         continue;
       }
       const notDropped = left.map((l) => l.name).filter((name) => !dropped.includes(name));
@@ -157,6 +164,11 @@ async function runIndexBuild(
         const reason = dropFailure instanceof Error ? dropFailure.message : String(dropFailure);
         notes.push(
           `${notDropped.filter((n) => !busy.some((b) => b.name === n)).join(", ")} could not be dropped (${reason}): run DROP INDEX CONCURRENTLY IF EXISTS on it`,
+        );
+      }
+      if (options.signal?.aborted && notDropped.length > 0) {
+        notes.push(
+          `the run was stopped: ${notDropped.join(", ")} was left INVALID; run DROP INDEX CONCURRENTLY IF EXISTS on it`,
         );
       }
       if (left.length === 0) notes.push("it left no INVALID index");

@@ -13,7 +13,8 @@ export type MigratorErrorCode =
   | "UNKNOWN_APPLIED_VERSION"
   | "OUT_OF_ORDER"
   | "IRREVERSIBLE"
-  | "INDEX_BUILD_FAILED";
+  | "INDEX_BUILD_FAILED"
+  | "MIGRATION_ABORTED";
 
 /** The base of every error a run throws: `code` is stable, the message is for people. */
 export abstract class MigratorError extends Error {
@@ -137,6 +138,35 @@ export class DdlLockTimeoutError extends MigrationStepError {
     this.timeoutMs = details.timeoutMs;
     this.relation = relation;
     this.attempts = attempts;
+  }
+}
+
+/**
+ * The run was stopped through `MigrateOptions.signal` (a SIGTERM, a Ctrl-C): the statement running was
+ * cancelled, its transaction rolled back and the migration lock released before this was thrown.
+ * `committed` lists what the run had committed before; the rest is still pending: run it again.
+ */
+export class MigrationAbortedError extends MigratorError {
+  readonly code = "MIGRATION_ABORTED";
+  /** The migration that was running or about to run; `null` when the run was stopped before any. */
+  readonly version: string | null;
+  readonly committed: readonly string[];
+  readonly invalidIndexes: readonly string[];
+
+  constructor(details: Partial<StepFailure> = {}) {
+    const during =
+      details.version === undefined
+        ? "before any migration ran: nothing was changed"
+        : `at migration ${details.version} (${details.name}): its statement was cancelled and its transaction rolled back`;
+    super(
+      `The migration run was stopped ${during}; run it again to continue${invalidIndexNote(details.invalidIndexes ?? [])}`,
+      {
+        cause: details.cause,
+      },
+    );
+    this.version = details.version ?? null;
+    this.committed = details.committed ?? [];
+    this.invalidIndexes = details.invalidIndexes ?? [];
   }
 }
 

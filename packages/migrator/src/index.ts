@@ -14,6 +14,7 @@ export {
   InvalidVersionError,
   IrreversibleMigrationError,
   LockTimeoutError,
+  MigrationAbortedError,
   MigrationFailedError,
   MigrationStepError,
   MigratorError,
@@ -37,5 +38,7 @@ export type {
   Migrator,
   MigratorEvent,
   MigratorOptions,
+  SegmentAttempt,
+  SegmentReport,
 } from "./types.js";
 export { compareVersions, isVersion, parseVersion, type Version } from "./version.js";

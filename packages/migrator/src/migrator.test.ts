@@ -32,6 +32,14 @@ describe.each(backends())("migrate() on $kind", ({ current }) => {
       to: "1.10.0",
       direction: "up",
       applied: ["1.0.0", "1.1.0", "1.2.0", "1.9.0", "1.10.0"],
+      // One transaction, committed at its first attempt.
+      segments: [
+        {
+          versions: ["1.0.0", "1.1.0", "1.2.0", "1.9.0", "1.10.0"],
+          transactional: true,
+          attempts: [{ outcome: "committed", durationMs: expect.any(Number), relation: null }],
+        },
+      ],
     });
     expect(await tablesIn(sql, schema)).toEqual([
       "schema_migrations",
@@ -83,6 +91,9 @@ describe.each(backends())("migrate() on $kind", ({ current }) => {
       to: "1.1.0",
       direction: "down",
       applied: ["1.10.0", "1.9.0", "1.2.0"],
+      segments: [
+        { versions: ["1.10.0", "1.9.0", "1.2.0"], transactional: true, attempts: [expect.anything()] },
+      ],
     });
     expect(await tablesIn(sql, schema)).toEqual(["schema_migrations", "t_sessions", "t_users"]);
     expect(await historyVersions(sql, schema)).toEqual(["1.0.0", "1.1.0"]);
@@ -91,7 +102,7 @@ describe.each(backends())("migrate() on $kind", ({ current }) => {
     expect(status.pending.map((m) => m.version)).toEqual(["1.2.0", "1.9.0", "1.10.0"]);
 
     const up = await migrator.migrate({ to: "1.9.0" });
-    expect(up).toEqual({ from: "1.1.0", to: "1.9.0", direction: "up", applied: ["1.2.0", "1.9.0"] });
+    expect(up).toMatchObject({ from: "1.1.0", to: "1.9.0", direction: "up", applied: ["1.2.0", "1.9.0"] });
     expect(await historyVersions(sql, schema)).toEqual(["1.0.0", "1.1.0", "1.2.0", "1.9.0"]);
     expect(await tablesIn(sql, schema)).not.toContain("t_summaries");
   });
@@ -107,6 +118,7 @@ describe.each(backends())("migrate() on $kind", ({ current }) => {
       to: "1.2.0",
       direction: "none",
       applied: [],
+      segments: [],
     });
     expect(await historyVersions(sql, schema)).toEqual(["1.0.0", "1.1.0", "1.2.0"]);
   });
@@ -139,8 +151,49 @@ describe.each(backends())("migrate() on $kind", ({ current }) => {
       applied: [],
       pending: [migrations[0], migrations[1], migrations[2], migrations[4], migrations[3]],
       invalidIndexes: [],
+      lock: null,
     });
     expect(await tablesIn(sql, schema)).toEqual([]);
+  });
+
+  it("says in status whether a run holds the migration lock now, its session and since when", async () => {
+    const { sql, kind } = current();
+    const schema = freshSchema();
+    let entered: () => void = () => {};
+    let open: () => void = () => {};
+    const inside = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const held: Migration = {
+      version: "1.0.0",
+      name: "held",
+      up: async ({ sql: run }) => {
+        await run`create table t_held (id int)`;
+        entered();
+        await gate;
+      },
+    };
+    const before = new Date(Date.now() - 1_000);
+    const run = createMigrator({
+      sql,
+      migrations: [held, tableMigration("1.1.0", "after")],
+      schema,
+    }).migrate();
+    await inside;
+    // PGlite has one session and the file's pool one connection: the status waits behind the run there.
+    const status =
+      kind === "postgres" ? await createMigrator({ sql, migrations: [held], schema }).status() : null;
+    open();
+    await run;
+    if (status) {
+      expect(status.lock).toEqual({ pid: expect.any(Number), since: expect.any(Date) });
+      expect(status.lock?.since?.getTime()).toBeGreaterThanOrEqual(before.getTime());
+      expect(status.pending.map((m) => m.version)).toEqual(["1.0.0"]);
+    }
+    expect((await createMigrator({ sql, migrations: [held], schema }).status()).lock).toBeNull();
   });
 
   it("keeps the history in the configured table", async () => {
@@ -166,6 +219,9 @@ describe.each(backends())("base and steps on $kind", ({ current }) => {
       to: null,
       direction: "down",
       applied: ["1.2.0", "1.1.0", "1.0.0"],
+      segments: [
+        { versions: ["1.2.0", "1.1.0", "1.0.0"], transactional: true, attempts: [expect.anything()] },
+      ],
     });
     expect(await tablesIn(sql, schema)).toEqual(["schema_migrations"]);
     expect(await historyVersions(sql, schema)).toEqual([]);

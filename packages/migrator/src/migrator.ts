@@ -1,13 +1,17 @@
-import { configError, loggerOption } from "@agent-platform/common/internal";
+import { configError, inSpan, loggerOption } from "@agent-platform/common/internal";
+import { cancelOnAbort } from "./cancel.js";
 import { isConnectionLost } from "./connection-lost.js";
+import { MigrationAbortedError } from "./errors.js";
 import { type HistoryTable, readHistory } from "./history.js";
 import { validateIdentifier } from "./identifier.js";
 import { invalidIndexes } from "./indexes.js";
-import { acquireLock, releaseLock, reserveConnection } from "./lock.js";
+import { acquireLock, lockHolder, releaseLock, reserveConnection } from "./lock.js";
 import { type CheckedMigration, checkMigrations } from "./migration-list.js";
 import { planMigration, resolveTarget } from "./plan.js";
 import { retryOption } from "./retry.js";
 import { runPlan } from "./runner.js";
+import { segmentsOf } from "./segment.js";
+import { MIGRATE_SPAN, migratorTracer } from "./tracing.js";
 import type {
   MigrateOptions,
   MigrateResult,
@@ -78,9 +82,10 @@ export function createMigrator(options: MigratorOptions): Migrator {
   };
 
   async function status(): Promise<MigrationStatus> {
-    const [history, invalid] = await Promise.all([
+    const [history, invalid, lock] = await Promise.all([
       readHistory(sql, where),
       invalidIndexes(sql, where.schema),
+      lockHolder(sql, where),
     ]);
     const applied = history ?? [];
     applied.sort((a, b) => compareVersionText(a.version, b.version));
@@ -92,36 +97,68 @@ export function createMigrator(options: MigratorOptions): Migrator {
       applied,
       pending: checked.filter((e) => !appliedVersions.has(e.version.text)).map((e) => e.migration),
       invalidIndexes: invalid,
+      lock,
     };
   }
 
-  async function migrate(migrateOptions: MigrateOptions = {}): Promise<MigrateResult> {
+  /** In a `migrator migrate` span (schema, direction, applied versions) when an SDK is registered. */
+  function migrate(migrateOptions: MigrateOptions = {}): Promise<MigrateResult> {
+    return inSpan(
+      migratorTracer(),
+      MIGRATE_SPAN,
+      { attributes: { "db.schema": where.schema, dry_run: migrateOptions.dryRun === true } },
+      async (span) => {
+        const result = await migrateUntraced(migrateOptions);
+        span?.setAttribute("direction", result.direction);
+        span?.setAttribute("applied", result.applied);
+        return result;
+      },
+    );
+  }
+
+  async function migrateUntraced(migrateOptions: MigrateOptions): Promise<MigrateResult> {
     const target = resolveTarget(checked, migrateOptions.to, migrateOptions.steps);
     if (migrateOptions.dryRun) {
       // No lock: a dry run changes nothing, and under MVCC it reads a consistent (pre-run) history.
       const plan = planMigration(checked, (await readHistory(sql, where)) ?? [], target);
       return report(plan, true);
     }
+    const { signal } = migrateOptions;
+    const stopped = () => new MigrationAbortedError();
+    if (signal?.aborted) throw stopped();
     const deadline = Date.now() + lockTimeoutMs;
-    const connection = await reserveConnection(sql, deadline, lockTimeoutMs);
+    const connection = await reserveConnection(sql, deadline, lockTimeoutMs, signal).catch((error) => {
+      throw signal?.aborted ? stopped() : error;
+    });
     try {
-      const { waitedMs, pid } = await acquireLock(connection, where, deadline, lockTimeoutMs, () =>
-        log({ level: "info", event: "lock_waiting", ...where }),
-      );
+      const { waitedMs, pid } = await acquireLock(
+        connection,
+        where,
+        deadline,
+        lockTimeoutMs,
+        () => log({ level: "info", event: "lock_waiting", ...where }),
+        signal,
+      ).catch((error) => {
+        throw signal?.aborted ? stopped() : error;
+      });
       log({ level: "info", event: "lock_acquired", ...where, waitedMs });
       let connectionLost = false;
       try {
-        // Read under the lock: whatever a previous holder applied is seen here.
-        const applied = await readHistory(connection, where);
+        // Read under the lock: whatever a previous holder applied is seen here. Another session's lock on
+        // the history table makes this wait (no lock_timeout outside the run's transactions): a stop
+        // cancels the wait like a migration's statement.
+        const reading = cancelOnAbort(sql, pid, signal);
+        const applied = await readHistory(connection, where).finally(() => reading.stop());
+        if (signal?.aborted) throw stopped();
         const plan = planMigration(checked, applied ?? [], target);
         const result = report(plan, false);
         if (plan.direction !== "none") {
-          await runPlan({
+          const segments = await runPlan({
             connection,
             where,
-            checked,
-            applied,
+            historyExists: applied !== null,
             plan,
+            signal,
             log,
             ddlLockTimeoutMs,
             statementTimeoutMs,
@@ -133,13 +170,14 @@ export function createMigrator(options: MigratorOptions): Migrator {
               connectionLost = true;
             },
           });
+          return { ...result, segments };
         }
         return result;
       } catch (error) {
         // A query of the run's own (reading the history) failed because its connection is gone; a lost
         // connection inside the run is reported by runPlan, which can tell its own from the migration's.
         if (isConnectionLost(error)) connectionLost = true;
-        throw error;
+        throw signal?.aborted && !(error instanceof MigrationAbortedError) ? stopped() : error;
       } finally {
         if (!connectionLost) {
           await releaseLock(connection, where).catch((error: unknown) =>
@@ -163,7 +201,17 @@ export function createMigrator(options: MigratorOptions): Migrator {
       versions,
       dryRun,
     });
-    return { from: plan.from, to: plan.to, direction: plan.direction, applied: versions };
+    return {
+      from: plan.from,
+      to: plan.to,
+      direction: plan.direction,
+      applied: versions,
+      segments: segmentsOf(plan.steps).map((segment) => ({
+        versions: [...segment.versions],
+        transactional: segment.transactional,
+        attempts: [],
+      })),
+    };
   }
 
   return { status, migrate };

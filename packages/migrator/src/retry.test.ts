@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_RETRY, retryDelayMs, retryOption } from "./retry.js";
+import { DEFAULT_RETRY, retryDelayMs, retryOption, withRetry } from "./retry.js";
 
 describe("retryOption", () => {
   it("is on by default, off with false, and fills what is not given", () => {
@@ -26,5 +26,55 @@ describe("retryDelayMs", () => {
         3_600_000,
       );
     }
+  });
+});
+
+describe("withRetry", () => {
+  const policy = { attempts: 3, baseMs: 1, maxMs: 1 };
+
+  it("runs again only what is retryable, at most `attempts` times, and throws the last error as it is", async () => {
+    const tries: number[] = [];
+    const waits: number[] = [];
+    const last = new Error("third");
+    const error = await withRetry(
+      policy,
+      async (n) => {
+        tries.push(n);
+        throw n === 3 ? last : new Error(String(n));
+      },
+      { retryable: () => true, onRetry: ({ attempt }) => waits.push(attempt) },
+    ).catch((e: unknown) => e);
+    expect(error).toBe(last);
+    expect(tries).toEqual([1, 2, 3]);
+    expect(waits).toEqual([1, 2]);
+
+    let runs = 0;
+    await expect(
+      withRetry(
+        policy,
+        async () => {
+          runs++;
+          throw new Error("fatal");
+        },
+        { retryable: () => false },
+      ),
+    ).rejects.toThrow("fatal");
+    expect(runs).toBe(1);
+    await expect(withRetry(policy, async (n) => n, { retryable: () => true })).resolves.toBe(1);
+  });
+
+  it("ends the wait between attempts as soon as the signal is aborted, with its reason", async () => {
+    const controller = new AbortController();
+    const reason = new Error("stopped");
+    const started = performance.now();
+    const run = withRetry(
+      { attempts: 2, baseMs: 60_000, maxMs: 60_000 },
+      async () => {
+        throw new Error("busy");
+      },
+      { retryable: () => true, onRetry: () => controller.abort(reason), signal: controller.signal },
+    );
+    await expect(run).rejects.toBe(reason);
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 });

@@ -65,3 +65,54 @@ export function retryDelayMs(policy: RetryPolicy, attempt: number, random: () =>
   const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.min(attempt - 1, 30));
   return Math.round(ceiling / 2 + (random() * ceiling) / 2);
 }
+
+/** One failed attempt of `withRetry`, as handed to `onRetry` before the wait. */
+export interface FailedAttempt {
+  /** 1-based. */
+  readonly attempt: number;
+  readonly error: unknown;
+  /** The wait before the next attempt. */
+  readonly delayMs: number;
+}
+
+/**
+ * Runs `attempt` until it succeeds, its error is not `retryable`, or `policy.attempts` tries are used up;
+ * waits `retryDelayMs` between tries. The last error is thrown as it is. An aborted `signal` ends the wait
+ * at once with the signal's reason.
+ */
+export async function withRetry<T>(
+  policy: RetryPolicy,
+  attempt: (n: number) => Promise<T>,
+  options: {
+    readonly retryable: (error: unknown, n: number) => boolean;
+    readonly onRetry?: (failed: FailedAttempt) => void;
+    readonly signal?: AbortSignal | undefined;
+  },
+): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt(n);
+    } catch (error) {
+      if (n >= policy.attempts || !options.retryable(error, n)) throw error;
+      const delayMs = retryDelayMs(policy, n);
+      options.onRetry?.({ attempt: n, error, delayMs });
+      await abortableSleep(delayMs, options.signal);
+    }
+  }
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason as soon as it is aborted. */
+export function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

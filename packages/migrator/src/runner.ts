@@ -1,112 +1,23 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import type postgres from "postgres";
-import { type RunnableMigration, Umzug, type UmzugStorage } from "umzug";
-import { withIndexBuilds } from "./concurrent-index.js";
+import { cancelOnAbort } from "./cancel.js";
 import { isConnectionLost } from "./connection-lost.js";
-import { DdlLockTimeoutError, MigrationFailedError } from "./errors.js";
-import {
-  allowNullChecksums,
-  createHistory,
-  type HistoryRow,
-  type HistoryTable,
-  writeHistory,
-} from "./history.js";
+import { DdlLockTimeoutError, MigrationAbortedError, MigrationFailedError } from "./errors.js";
+import type { HistoryTable } from "./history.js";
 import { invalidIndexes } from "./indexes.js";
 import { type LockWait, watchLockWaits } from "./lock-wait.js";
 import type { CheckedMigration } from "./migration-list.js";
 import type { Plan } from "./plan.js";
-import { type RetryPolicy, retryDelayMs } from "./retry.js";
-import type { AnySql, AppliedMigration, MigrationDirection, MigratorEvent } from "./types.js";
+import { type RetryPolicy, withRetry } from "./retry.js";
+import { runSegmentOnce, type Segment, SegmentFailure, segmentsOf } from "./segment.js";
+import type { AnySql, MigrationDirection, MigratorEvent, SegmentAttempt, SegmentReport } from "./types.js";
 
 type Connection = postgres.ISql;
-interface RunContext {
-  readonly sql: Connection;
-}
-
-/**
- * umzug storage over the history read at the start of the run. Umzug asks it for the executed list
- * before every command and reports each migration; answering from memory and writing the rows in one
- * statement per transaction keeps the run at the migrations' own round trips plus one.
- */
-class BufferedHistoryStorage implements UmzugStorage<RunContext> {
-  private readonly executedVersions: Set<string>;
-  private inserted: HistoryRow[] = [];
-  private deleted: string[] = [];
-  // A table this run did not create may predate nullable checksums (see `allowNullChecksums`).
-  private olderTable: boolean;
-
-  constructor(
-    applied: readonly AppliedMigration[] | null,
-    private readonly entries: ReadonlyMap<string, CheckedMigration>,
-    private readonly durations: ReadonlyMap<string, number>,
-  ) {
-    this.executedVersions = new Set((applied ?? []).map((row) => row.version));
-    this.olderTable = applied !== null;
-  }
-
-  async executed(): Promise<string[]> {
-    return [...this.executedVersions];
-  }
-
-  async logMigration({ name: version }: { name: string }): Promise<void> {
-    const entry = this.entries.get(version) as CheckedMigration;
-    this.executedVersions.add(version);
-    this.inserted.push({
-      version,
-      name: entry.name,
-      checksum: entry.checksum,
-      execution_ms: Math.round(this.durations.get(version) ?? 0),
-    });
-  }
-
-  /** What a rolled-back transaction must forget: the state to go back to before retrying it. */
-  checkpoint(): () => void {
-    const executed = [...this.executedVersions];
-    const inserted = [...this.inserted];
-    const deleted = [...this.deleted];
-    const olderTable = this.olderTable;
-    return () => {
-      this.executedVersions.clear();
-      for (const version of executed) this.executedVersions.add(version);
-      this.inserted = inserted;
-      this.deleted = deleted;
-      this.olderTable = olderTable;
-    };
-  }
-
-  async unlogMigration({ name: version }: { name: string }): Promise<void> {
-    this.executedVersions.delete(version);
-    this.deleted.push(version);
-  }
-
-  async flush(sql: Connection, where: HistoryTable): Promise<void> {
-    if (this.olderTable && this.inserted.some((row) => row.checksum === null)) {
-      await allowNullChecksums(sql, where);
-      this.olderTable = false;
-    }
-    await writeHistory(sql, where, this.inserted, this.deleted);
-    this.inserted = [];
-    this.deleted = [];
-  }
-}
-
-/** Consecutive transactional steps share a transaction; a `transaction: false` step stands alone. */
-function segments(steps: readonly CheckedMigration[]): CheckedMigration[][] {
-  const result: CheckedMigration[][] = [];
-  for (const step of steps) {
-    const last = result[result.length - 1];
-    if (step.transactional && last?.[0]?.transactional) last.push(step);
-    else result.push([step]);
-  }
-  return result;
-}
 
 export interface RunOptions {
   readonly connection: Connection;
   readonly where: HistoryTable;
-  readonly checked: readonly CheckedMigration[];
-  /** The history as read under the lock; `null` when the table does not exist yet. */
-  readonly applied: readonly AppliedMigration[] | null;
+  /** Whether the history table existed when the run read it under the lock. */
+  readonly historyExists: boolean;
   readonly plan: Plan;
   readonly log: (event: MigratorEvent) => void;
   /** `lock_timeout` of each transaction (0: none). */
@@ -121,76 +32,43 @@ export interface RunOptions {
   /** The pool the run's connection came from and that connection's backend pid: to watch its lock waits. */
   readonly pool: AnySql;
   readonly pid: number;
+  /** Aborted: the running statement has been cancelled (see `cancel.ts`); nothing more is started. */
+  readonly signal: AbortSignal | undefined;
 }
 
 // SQLSTATE lock_not_available: a lock_timeout expired (or a NOWAIT lock was refused).
 const LOCK_NOT_AVAILABLE = "55P03";
 
+/** A failed attempt with what the run learned about it. */
+class AttemptError extends Error {
+  constructor(
+    readonly failure: SegmentFailure,
+    readonly waited: LockWait | null,
+    readonly invalid: string[],
+  ) {
+    super(failure.message, { cause: failure.cause });
+  }
+  get lockTimeout(): boolean {
+    return (this.failure.cause as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE;
+  }
+}
+
 /**
- * Executes a plan on the locked connection through umzug: each segment in its own transaction (or none,
- * for a `transaction: false` step), history rows written in the same transaction as the migrations.
+ * Executes a plan on the locked connection, one segment after the other (see `segment.ts`): each attempt
+ * of a transactional segment that hit its lock timeout was rolled back whole, so retrying it is running it
+ * again. Returns each segment with its attempts.
  */
-export async function runPlan(options: RunOptions): Promise<void> {
-  const { connection, where, checked, plan, log } = options;
+export async function runPlan(options: RunOptions): Promise<SegmentReport[]> {
+  const { connection, where, plan, log, signal } = options;
   const direction = plan.direction as MigrationDirection;
-  const durations = new Map<string, number>();
-  // Set by the step that threw, so the error names the migration rather than umzug's wrapper.
-  let failed: { step?: { entry: CheckedMigration; error: unknown } } = {};
-
-  const invoke = async (entry: CheckedMigration) => {
-    const version = entry.version.text;
-    const name = entry.name;
-    log({ level: "info", event: "migrating", version, name, direction });
-    const started = performance.now();
-    try {
-      const step = direction === "up" ? entry.migration.up : entry.migration.down;
-      // Outside a transaction, a concurrent index build cleans up after itself (see concurrent-index.ts).
-      const sql = entry.transactional
-        ? connection
-        : withIndexBuilds(connection, {
-            retry: options.retry,
-            timeoutMs: options.indexBuildTimeoutMs,
-            version,
-            log,
-          });
-      await step?.({ sql, schema: where.schema, version, name });
-    } catch (error) {
-      failed.step = { entry, error };
-      throw error;
-    }
-    const durationMs = performance.now() - started;
-    durations.set(version, durationMs);
-    log({ level: "info", event: "migrated", version, name, direction, durationMs });
-  };
-
-  const entries = new Map(checked.map((e) => [e.version.text, e]));
-  const storage = new BufferedHistoryStorage(options.applied, entries, durations);
-  const umzug = new Umzug<RunContext>({
-    migrations: checked.map(
-      (entry): RunnableMigration<RunContext> => ({
-        name: entry.version.text,
-        up: () => invoke(entry),
-        down: () => invoke(entry),
-      }),
-    ),
-    storage,
-    context: { sql: connection },
-    logger: undefined,
-  });
-
-  let historyExists = options.applied !== null;
-  const committed: string[] = [];
-  const { ddlLockTimeoutMs } = options;
-  // Unset: the session's own statement_timeout stays (set_config to its current value is a no-op).
+  const history = { exists: options.historyExists, older: options.historyExists };
   const statementTimeout =
     options.statementTimeoutMs === undefined ? null : String(options.statementTimeoutMs);
-
+  const committed: string[] = [];
+  const reports: SegmentReport[] = [];
   let lostConnection = false;
-  /**
-   * Undoes what a failed segment left on the run's connection, and lists the INVALID indexes a failed
-   * non-transactional step left. A query failing here with a lost connection is the run's own connection
-   * gone (unlike the step's error, which may come from any connection the migration used).
-   */
+
+  /** Undoes what a failed attempt left on the run's connection; lists the INVALID indexes a non-transactional one left. */
   const recover = async (transactional: boolean): Promise<string[]> => {
     try {
       if (transactional) {
@@ -200,6 +78,8 @@ export async function runPlan(options: RunOptions): Promise<void> {
       await connection`reset search_path`;
       return await invalidIndexes(connection, where.schema);
     } catch (error) {
+      // Only a query of the run's own failing here says its connection is gone (a step's error may come
+      // from any connection the migration used).
       if (isConnectionLost(error)) {
         lostConnection = true;
         options.onConnectionLost();
@@ -208,91 +88,134 @@ export async function runPlan(options: RunOptions): Promise<void> {
     }
   };
 
-  for (const segment of segments(plan.steps)) {
-    const versions = segment.map((e) => e.version.text);
-    const transactional = segment[0]?.transactional === true;
-    // A transaction that hit its lock timeout left nothing behind: forget its history rows and run it
-    // again from its start, still on this connection and so under the run's advisory lock.
-    const restore = storage.checkpoint();
-    const historyExisted = historyExists;
-    for (let attempt = 1; ; attempt++) {
-      failed = {};
-      // Lock timeouts name no relation: watch the wait to name it (half the timeout: any full wait is seen).
-      const watch =
-        transactional && ddlLockTimeoutMs > 0
-          ? watchLockWaits(options.pool, options.pid, Math.ceil(ddlLockTimeoutMs / 2))
-          : null;
-      try {
-        if (transactional) {
-          await connection`begin`;
-          // One statement: the schema and the timeouts, all undone by the commit or rollback.
-          await connection`select set_config('search_path', quote_ident(${where.schema}), true),
-            set_config('lock_timeout', ${String(ddlLockTimeoutMs)}, true),
-            set_config('statement_timeout', coalesce(${statementTimeout}, current_setting('statement_timeout')), true)`;
-        }
-        if (!historyExists) await createHistory(connection, where);
-        historyExists = true;
-        if (!transactional) await connection`set search_path to ${connection(where.schema)}`;
-        if (direction === "up") await umzug.up({ migrations: versions });
-        else await umzug.down({ migrations: versions });
-        await storage.flush(connection, where);
-        if (transactional) await connection`commit`;
-        else await connection`reset search_path`;
-        watch?.stop();
-        break;
-      } catch (error) {
-        const waited: LockWait | null = watch?.stop() ?? null;
-        // A failure outside a step (history write, commit) is charged to the segment's last migration.
-        const entry = failed.step?.entry ?? (segment[segment.length - 1] as CheckedMigration);
-        const cause = failed.step ? failed.step.error : error;
-        const leftInvalid = await recover(transactional);
-        const lockTimeout = (cause as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE;
-        if (lockTimeout && transactional && attempt < options.retry.attempts && !lostConnection) {
-          restore();
-          historyExists = historyExisted;
-          const delayMs = retryDelayMs(options.retry, attempt);
+  /** One attempt: the segment, its lock wait watched so a timeout can name the relation. */
+  const attempt = async (segment: Segment, attempts: SegmentAttempt[]) => {
+    if (signal?.aborted) throw signal.reason;
+    const started = performance.now();
+    const { ddlLockTimeoutMs } = options;
+    const watch =
+      segment.transactional && ddlLockTimeoutMs > 0
+        ? watchLockWaits(options.pool, options.pid, Math.ceil(ddlLockTimeoutMs / 2))
+        : null;
+    const canceller = cancelOnAbort(options.pool, options.pid, signal);
+    try {
+      await runSegmentOnce(
+        segment,
+        {
+          connection,
+          where,
+          direction,
+          log,
+          ddlLockTimeoutMs,
+          statementTimeout,
+          retry: options.retry,
+          indexBuildTimeoutMs: options.indexBuildTimeoutMs,
+          signal,
+        },
+        history,
+      );
+      await canceller.stop();
+      watch?.stop();
+      attempts.push({ outcome: "committed", durationMs: performance.now() - started, relation: null });
+    } catch (error) {
+      // Cancels stop before the rollback is sent, so the rollback itself is never cancelled.
+      await canceller.stop();
+      const waited = watch?.stop() ?? null;
+      const failure =
+        error instanceof SegmentFailure
+          ? error
+          : new SegmentFailure(segment.steps[segment.steps.length - 1] as CheckedMigration, error);
+      const invalid = await recover(segment.transactional);
+      const failed = new AttemptError(failure, waited, invalid);
+      attempts.push({
+        outcome: signal?.aborted ? "aborted" : failed.lockTimeout ? "lock_timeout" : "failed",
+        durationMs: performance.now() - started,
+        relation: waited?.relation ?? null,
+      });
+      throw failed;
+    }
+  };
+
+  for (const segment of segmentsOf(plan.steps)) {
+    const attempts: SegmentAttempt[] = [];
+    reports.push({ versions: [...segment.versions], transactional: segment.transactional, attempts });
+    try {
+      await withRetry(options.retry, () => attempt(segment, attempts), {
+        signal,
+        // Only a transaction that waited too long for a lock is retried, on a connection still there.
+        retryable: (error) =>
+          error instanceof AttemptError &&
+          error.lockTimeout &&
+          segment.transactional &&
+          !lostConnection &&
+          !signal?.aborted,
+        onRetry: ({ attempt: n, error, delayMs }) => {
+          const failed = error as AttemptError;
           log({
             level: "warn",
             event: "retry",
-            version: entry.version.text,
-            versions,
-            attempt,
+            version: failed.failure.entry.version.text,
+            versions: [...segment.versions],
+            attempt: n,
             attempts: options.retry.attempts,
             delayMs,
-            relation: waited?.relation ?? null,
-            blockers: waited?.blockers ?? [],
+            relation: failed.waited?.relation ?? null,
+            blockers: failed.waited?.blockers ?? [],
           });
-          await sleep(delayMs);
-          continue;
-        }
-        log({
-          level: "error",
-          event: "failed",
-          version: entry.version.text,
-          direction,
-          message: cause instanceof Error ? cause.message : String(cause),
-        });
-        const failure = {
-          version: entry.version.text,
-          name: entry.name,
-          direction,
-          committed,
-          invalidIndexes: leftInvalid,
-          cause,
-        };
-        if (lockTimeout) {
-          const timeoutMs = transactional && ddlLockTimeoutMs > 0 ? ddlLockTimeoutMs : null;
-          throw new DdlLockTimeoutError({
-            ...failure,
-            timeoutMs,
-            relation: waited?.relation ?? null,
-            attempts: attempt,
-          });
-        }
-        throw new MigrationFailedError(failure);
-      }
+        },
+      });
+    } catch (error) {
+      throw stepError(error, { segment, attempts, committed, direction, options });
     }
-    committed.push(...versions);
-    log({ level: "info", event: "committed", versions });
+    committed.push(...segment.versions);
+    log({ level: "info", event: "committed", versions: [...segment.versions] });
   }
+  return reports;
+}
+
+/** The error a run throws for a segment that failed for good (or was stopped). */
+function stepError(
+  error: unknown,
+  run: {
+    segment: Segment;
+    attempts: SegmentAttempt[];
+    committed: string[];
+    direction: MigrationDirection;
+    options: RunOptions;
+  },
+): Error {
+  const { segment, committed, direction, options } = run;
+  const failed = error instanceof AttemptError ? error : null;
+  const entry = failed?.failure.entry ?? segment.steps[0];
+  const version = entry?.version.text ?? "";
+  const cause = failed ? failed.failure.cause : error;
+  const failure = {
+    version,
+    name: entry?.name ?? "",
+    direction,
+    committed: [...committed],
+    invalidIndexes: failed?.invalid ?? [],
+    cause,
+  };
+  if (options.signal?.aborted) {
+    options.log({ level: "warn", event: "aborted", version, direction });
+    return new MigrationAbortedError(failure);
+  }
+  options.log({
+    level: "error",
+    event: "failed",
+    version,
+    direction,
+    message: cause instanceof Error ? cause.message : String(cause),
+  });
+  if (failed?.lockTimeout) {
+    const { ddlLockTimeoutMs } = options;
+    return new DdlLockTimeoutError({
+      ...failure,
+      timeoutMs: segment.transactional && ddlLockTimeoutMs > 0 ? ddlLockTimeoutMs : null,
+      relation: failed.waited?.relation ?? null,
+      attempts: run.attempts.length,
+    });
+  }
+  return new MigrationFailedError(failure);
 }

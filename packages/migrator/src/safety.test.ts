@@ -310,6 +310,8 @@ describe.each(backends())("safety guarantees on $kind", ({ current }) => {
         to: "1.1.0",
         direction: "up",
         applied: ["1.0.0", "1.1.0"],
+        // The transactions it would run, none attempted.
+        segments: [{ versions: ["1.0.0", "1.1.0"], transactional: true, attempts: [] }],
       });
       expect(await schemaExists(sql, schema)).toBe(false);
 
@@ -319,6 +321,7 @@ describe.each(backends())("safety guarantees on $kind", ({ current }) => {
         to: "1.0.0",
         direction: "down",
         applied: ["1.2.0", "1.1.0"],
+        segments: [{ versions: ["1.2.0", "1.1.0"], transactional: true, attempts: [] }],
       });
       expect(await historyVersions(sql, schema)).toEqual(["1.0.0", "1.1.0", "1.2.0"]);
       expect(await tablesIn(sql, schema)).toContain("t_messages");

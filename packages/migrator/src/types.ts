@@ -108,6 +108,13 @@ export type MigratorEvent =
       message: string;
     }
   | { level: "error"; event: "failed"; version: string; direction: MigrationDirection; message: string }
+  | {
+      /** The run's signal was aborted: its statement was cancelled and its transaction rolled back. */
+      level: "warn";
+      event: "aborted";
+      version: string;
+      direction: MigrationDirection;
+    }
   | { level: "warn"; event: "unlock_failed"; message: string };
 
 // Any postgres.js instance, whatever custom types it was created with.
@@ -167,6 +174,12 @@ export interface MigrationStatus {
    * CONCURRENTLY` (or still being built by one).
    */
   readonly invalidIndexes: string[];
+  /**
+   * The session holding the migration lock of this history table now, i.e. a run in progress (this
+   * process's or another's), or `null`. `since`: when that session's current transaction started or, between
+   * two (a retry's wait), when its last statement ended; the run has held the lock at least since then.
+   */
+  readonly lock: { readonly pid: number; readonly since: Date | null } | null;
 }
 
 /** Where `Migrator.migrate()` goes: a target version or a number of steps, or only the plan. */
@@ -183,6 +196,36 @@ export interface MigrateOptions {
   readonly steps?: number;
   /** Compute and return the plan, change nothing. */
   readonly dryRun?: boolean;
+  /**
+   * Stops the run when aborted (wire it to SIGTERM/SIGINT): a wait for the lock or between retries ends at
+   * once; a running statement is cancelled (`pg_cancel_backend` from a connection of its own), its
+   * transaction rolled back and the migration lock released; then `migrate()` rejects with
+   * `MigrationAbortedError`. What was committed before stays.
+   */
+  readonly signal?: AbortSignal;
+}
+
+/** One try of a segment (see `SegmentReport`). */
+export interface SegmentAttempt {
+  /**
+   * `committed`; `lock_timeout`: rolled back after waiting `ddlLockTimeoutMs` for a lock (retried while
+   * attempts remain); `failed`: rolled back for another reason; `aborted`: stopped by the run's signal.
+   */
+  readonly outcome: "committed" | "lock_timeout" | "failed" | "aborted";
+  readonly durationMs: number;
+  /** The relation the attempt was seen waiting for, when it timed out on a lock. */
+  readonly relation: string | null;
+}
+
+/**
+ * One unit of a run: consecutive transactional migrations in one transaction (history rows included), or
+ * one `transaction: false` migration. A segment that failed on a lock is rolled back and run again whole.
+ */
+export interface SegmentReport {
+  readonly versions: string[];
+  readonly transactional: boolean;
+  /** Every try, in order; empty for a dry run. */
+  readonly attempts: SegmentAttempt[];
 }
 
 /** What a `migrate()` did (or, for a dry run, would do). */
@@ -194,6 +237,8 @@ export interface MigrateResult {
   readonly direction: MigrationDirection | "none";
   /** Versions run (or, for a dry run, to be run), in execution order. */
   readonly applied: string[];
+  /** How the run was cut into transactions, and each one's attempts. */
+  readonly segments: SegmentReport[];
 }
 
 /** A schema's migrator, from `createMigrator`: its status, and runs up or down under one lock. */

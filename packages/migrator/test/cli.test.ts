@@ -149,12 +149,18 @@ describe.skipIf(!TEST_DATABASE_URL)("platform-migrate end to end on real Postgre
       to: "1.2.0",
       direction: "up",
       applied: ["1.2.0"],
+      segments: [{ versions: ["1.2.0"], transactional: true, attempts: [] }],
       dryRun: true,
     });
     expect(await tablesIn(sql, schema)).not.toContain("messages");
 
     const status = JSON.parse((await cli(["status", "--json", ...common], { DATABASE_URL: url })).stdout);
-    expect(status).toMatchObject({ current: "1.1.0", latest: "1.2.0", pending: [{ version: "1.2.0" }] });
+    expect(status).toMatchObject({
+      current: "1.1.0",
+      latest: "1.2.0",
+      pending: [{ version: "1.2.0" }],
+      lock: null,
+    });
     expect(status.applied.map((a: { version: string }) => a.version)).toEqual(["1.0.0", "1.1.0"]);
 
     const down = await cli(["down", "--to", "1.0.0", "--database-url", url, ...common]);

@@ -119,5 +119,15 @@ export const MigrationStatus = z
       }),
     ),
     pending: z.array(z.object({ version: z.string(), name: z.string() })),
+    lock: z
+      .object({
+        pid: z.number().int(),
+        since: z.string().nullable().openapi({ format: "date-time" }),
+      })
+      .nullable()
+      .openapi({
+        description:
+          "A migration run holding the database's migration lock now (its backend pid, and since when), or null",
+      }),
   })
   .openapi("MigrationStatus");

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { envBoolean, envInteger, envText, envUrl } from "../env-vars.js";
+import { envBoolean, envEnum, envInteger, envText, envUrl } from "../env-vars.js";
 
 const milliseconds = (fallback: number) => envInteger(fallback, { min: 0, max: 86_400_000 });
 // A call's timeout: 0 would abort every call at once (the package refuses it too, naming the option).
@@ -40,6 +40,13 @@ export const messagingConfigSchema = z.object({
   MESSAGING_COMMIT_MAX_BATCH: envInteger(256, { min: 1, max: 5_000 }),
   // Longest a delivery waits for its commit to start before it is refused with 503 (nothing stored).
   MESSAGING_COMMIT_MAX_WAIT_MS: envInteger(2_000, { min: 1, max: 60_000 }),
+  // Longest a started commit (or a worker's update) may take before its deliveries are refused with 503.
+  MESSAGING_COMMIT_TIMEOUT_MS: envInteger(3_000, { min: 1, max: 60_000 }),
+  // `conversation`: one message of a conversation at a time, in the chat product's order; `none`: any order.
+  MESSAGING_ORDERING: envEnum(["conversation", "none"], "conversation"),
+  // Days finished rows are kept (done, rejected, notice; failed); 0 keeps them forever.
+  MESSAGING_RETENTION_DONE_DAYS: envInteger(30, { min: 0, max: 36_500 }),
+  MESSAGING_RETENTION_FAILED_DAYS: envInteger(90, { min: 0, max: 36_500 }),
 });
 
 export type MessagingConfig = z.infer<typeof messagingConfigSchema>;

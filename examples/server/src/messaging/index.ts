@@ -76,8 +76,17 @@ function createServerMessaging(deps: ServerMessagingDeps, channels: Channel[]): 
       retryBaseMs: config.MESSAGING_RETRY_BASE_MS,
       retryMaxMs: config.MESSAGING_RETRY_MAX_MS,
       leaseMs: config.MESSAGING_VISIBILITY_TIMEOUT_MS,
+      ordering: config.MESSAGING_ORDERING,
     },
-    commit: { maxBatch: config.MESSAGING_COMMIT_MAX_BATCH, maxWaitMs: config.MESSAGING_COMMIT_MAX_WAIT_MS },
+    retention: {
+      doneDays: config.MESSAGING_RETENTION_DONE_DAYS,
+      failedDays: config.MESSAGING_RETENTION_FAILED_DAYS,
+    },
+    commit: {
+      maxBatch: config.MESSAGING_COMMIT_MAX_BATCH,
+      maxWaitMs: config.MESSAGING_COMMIT_MAX_WAIT_MS,
+      timeoutMs: config.MESSAGING_COMMIT_TIMEOUT_MS,
+    },
     ...(deps.bodyTimeoutMs === undefined ? {} : { body: { timeoutMs: deps.bodyTimeoutMs } }),
     listen: deps.sharedDatabase,
     environment: deps.environment,
@@ -111,5 +120,5 @@ function inVariables(error: ConfigError): ConfigError {
   return invalidEnv(problems, named.size === 1 ? [...named][0] : undefined);
 }
 
-/** The messaging routes' JWT policy: webhook and status paths excluded, the inbox listings mapped. */
+/** The messaging routes' JWT policy: webhook and status paths excluded, the inbox routes mapped. */
 export const MESSAGING_ROUTE_POLICY = messagingRoutePolicy();

@@ -1,8 +1,8 @@
 import { cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startEmbeddedPostgres } from "@agent-platform/embedded-postgres";
 import { createMigrator } from "@agent-platform/migrator";
-import { startEmbeddedPostgres } from "@agent-platform/migrator/embedded";
 import type { Sql } from "postgres";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { BACKENDS, createTestDatabase } from "../../test/databases.js";

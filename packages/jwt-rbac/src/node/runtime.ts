@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Runtime } from "../token/verify/signature-types.js";
 import { nodeBase64Url } from "./base64url.js";
 import { readJwksFile } from "./jwks-file.js";
@@ -8,4 +9,5 @@ export const runtime: Runtime = {
   verifier: nodeCryptoVerifier,
   base64Url: nodeBase64Url,
   readJwksFile,
+  sha256Hex: (text) => createHash("sha256").update(text).digest("hex"),
 };

@@ -1,3 +1,4 @@
+import { outboundTimer } from "../diagnostics.js";
 import { DeliveryError } from "../errors.js";
 import { MAX_ANSWER_BYTES } from "../limits.js";
 import { HttpPostError, httpPost } from "../node/http-post.js";
@@ -33,6 +34,7 @@ export async function postJson(
 ): Promise<ApiAnswer> {
   const code = init.code ?? "SEND_FAILED";
   let answer: Awaited<ReturnType<typeof httpPost>>;
+  const timed = outboundTimer(api);
   try {
     answer = await httpPost(url, {
       headers: { "content-type": "application/json; charset=utf-8", ...init.headers },
@@ -41,7 +43,9 @@ export async function postJson(
       maxAnswerBytes: MAX_ANSWER_BYTES,
       signal: init.signal,
     });
+    timed?.(answer.status);
   } catch (error) {
+    timed?.(error instanceof HttpPostError && error.status !== undefined ? error.status : null);
     if (!(error instanceof HttpPostError)) throw error;
     // Over the limit, whether the request took effect cannot be read from the answer; retrying risks doing it twice.
     // A request that cannot be sent (the URL, a header) fails the same way every time.

@@ -4,8 +4,13 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { ChannelRoute } from "../channel.js";
 import { CHANNEL_ROUTES } from "../channels/routes.js";
 import {
+  INBOX_ERASE_SCOPE,
   INBOX_SCOPE,
   INBOX_STATUSES,
+  INBOX_WRITE_SCOPE,
+  type InboxEntry,
+  InboxMessageNotFoundError,
+  InboxStatusConflictError,
   MAX_WEBHOOK_BODY_BYTES,
   MESSAGE_LIMITS,
   type Messaging,
@@ -41,7 +46,10 @@ export function messagingRoutes(messaging: Messaging, options: MessagingRoutesOp
   for (const route of options.channels ?? CHANNEL_ROUTES) {
     const configured = messaging.channels.includes(route.name);
     mountStatus(app, route.name, configured);
-    if (configured) mountWebhook(app, route, security, messaging);
+    if (configured) {
+      mountWebhook(app, route, security, messaging);
+      mountInboxOperations(app, route.name, security, messaging);
+    }
   }
   return app;
 }
@@ -165,22 +173,7 @@ function mountWebhook(app: OpenAPIHono, route: ChannelRoute, security: string, m
           description: "Inbox rows",
           content: {
             "application/json": {
-              schema: z.object({
-                items: z.array(
-                  z.object({
-                    channel: z.string(),
-                    message_id: z.string(),
-                    account_id: z.string(),
-                    from: z.string(),
-                    type: z.string(),
-                    status: z.enum(INBOX_STATUSES),
-                    attempts: z.number().int(),
-                    last_error: z.string().nullable(),
-                    received_at: z.string().openapi({ format: "date-time" }),
-                    updated_at: z.string().openapi({ format: "date-time" }),
-                  }),
-                ),
-              }),
+              schema: z.object({ items: z.array(entrySchema) }),
             },
           },
         },
@@ -193,20 +186,215 @@ function mountWebhook(app: OpenAPIHono, route: ChannelRoute, security: string, m
     async (c) => {
       const { status, limit } = c.req.valid("query");
       try {
-        const rows = await messaging.inbox(name, { status, limit });
-        const items = rows.map((row) => ({
-          ...row,
-          received_at: row.received_at.toISOString(),
-          updated_at: row.updated_at.toISOString(),
-        }));
-        return c.json({ items }, 200);
+        const rows = await messaging.inbox.list(name, { status, limit });
+        return c.json({ items: rows.map(entryJson) }, 200);
       } catch {
         // Logged by messaging.inbox; the caller may retry.
-        return c.json({ detail: "Inbox unavailable, retry later", error_code: "SERVICE_UNAVAILABLE" }, 503);
+        return c.json(unavailable, 503);
       }
     },
   );
 }
+
+const entrySchema = z.object({
+  channel: z.string(),
+  message_id: z.string(),
+  account_id: z.string(),
+  from: z.string(),
+  type: z.string(),
+  status: z.enum(INBOX_STATUSES),
+  attempts: z.number().int(),
+  last_error: z.string().nullable(),
+  received_at: z.string().openapi({ format: "date-time" }),
+  updated_at: z.string().openapi({ format: "date-time" }),
+});
+
+/** An entry as JSON: its times as ISO strings. */
+function entryJson(row: InboxEntry) {
+  return { ...row, received_at: row.received_at.toISOString(), updated_at: row.updated_at.toISOString() };
+}
+
+const unavailable = { detail: "Inbox unavailable, retry later", error_code: "SERVICE_UNAVAILABLE" } as const;
+
+/** Ids are the chat products' (WhatsApp's `wamid.…`, Slack's `Ev…`, Telegram's `<bot>:<update>`), bounded as stored. */
+const messageIdParam = z
+  .string()
+  .min(1)
+  .max(MESSAGE_LIMITS.maxKeyLength)
+  .openapi({ param: { name: "message_id", in: "path" }, description: "The chat product's message id" });
+
+/** The operator's routes beside the listing: counts, retries of failed messages, erasure of a conversation. */
+function mountInboxOperations(app: OpenAPIHono, name: string, security: string, messaging: Messaging): void {
+  const tags = [channelTag(name)];
+  const counts = z.object(
+    Object.fromEntries(INBOX_STATUSES.map((status) => [status, z.number().int()])) as Record<
+      (typeof INBOX_STATUSES)[number],
+      z.ZodNumber
+    >,
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: `/${name}/inbox/stats`,
+      tags,
+      summary: "Inbox rows by status, and the oldest pending one",
+      description: `Requires scope \`${INBOX_SCOPE}\`. \`oldest_pending_ms\` and \`oldest_pending_at\` are null when nothing is pending.`,
+      security: [{ [security]: [] }],
+      responses: {
+        200: {
+          description: "Counts",
+          content: {
+            "application/json": {
+              schema: z.object({
+                channel: z.string(),
+                counts,
+                oldest_pending_ms: z.number().int().nullable(),
+                oldest_pending_at: z.string().openapi({ format: "date-time" }).nullable(),
+              }),
+            },
+          },
+        },
+        401: errorResponse("Missing or invalid bearer token"),
+        403: errorResponse(`Token without scope ${INBOX_SCOPE}`),
+        503: errorResponse("Inbox unavailable"),
+      },
+    }),
+    async (c) => {
+      try {
+        const stats = await messaging.inbox.stats(name);
+        return c.json({ ...stats, oldest_pending_at: stats.oldest_pending_at?.toISOString() ?? null }, 200);
+      } catch {
+        return c.json(unavailable, 503);
+      }
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: `/${name}/inbox/retry`,
+      tags,
+      summary: "Retry failed messages, oldest first",
+      description:
+        `Requires scope \`${INBOX_WRITE_SCOPE}\`. Puts up to \`limit\` failed rows back to \`pending\` ` +
+        "with their attempts reset; reply parts already sent are not sent again.",
+      security: [{ [security]: [] }],
+      request: {
+        query: z.object({
+          status: z.literal("failed"),
+          limit: z.coerce.number().int().min(1).max(1000).default(100),
+        }),
+      },
+      responses: {
+        200: {
+          description: "The rows put back",
+          content: {
+            "application/json": {
+              schema: z.object({ retried: z.number().int(), message_ids: z.array(z.string()) }),
+            },
+          },
+        },
+        401: errorResponse("Missing or invalid bearer token"),
+        403: errorResponse(`Token without scope ${INBOX_WRITE_SCOPE}`),
+        422: errorResponse("status is not `failed`, or a bad limit"),
+        503: errorResponse("Inbox unavailable"),
+      },
+    }),
+    async (c) => {
+      const { limit } = c.req.valid("query");
+      try {
+        return c.json(await messaging.inbox.retry(name, { status: "failed", limit }), 200);
+      } catch {
+        return c.json(unavailable, 503);
+      }
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: `/${name}/inbox/{message_id}/retry`,
+      tags,
+      summary: "Retry one failed message",
+      description:
+        `Requires scope \`${INBOX_WRITE_SCOPE}\`. The row goes back to \`pending\` with its attempts reset; ` +
+        "reply parts already sent are not sent again.",
+      security: [{ [security]: [] }],
+      request: { params: z.object({ message_id: messageIdParam }) },
+      responses: {
+        200: {
+          description: "The row, now pending",
+          content: { "application/json": { schema: entrySchema } },
+        },
+        401: errorResponse("Missing or invalid bearer token"),
+        403: errorResponse(`Token without scope ${INBOX_WRITE_SCOPE}`),
+        404: errorResponse("No such message in this inbox"),
+        409: errorResponse("The message is not `failed`"),
+        422: errorResponse("Bad message id"),
+        503: errorResponse("Inbox unavailable"),
+      },
+    }),
+    async (c) => {
+      const { message_id: messageId } = c.req.valid("param");
+      try {
+        return c.json(entryJson(await messaging.inbox.retry(name, messageId)), 200);
+      } catch (error) {
+        if (error instanceof InboxMessageNotFoundError) {
+          return c.json({ detail: "No such message in this inbox", error_code: error.code }, 404);
+        }
+        if (error instanceof InboxStatusConflictError) {
+          return c.json(
+            {
+              detail: `The message is ${error.status}; only a failed message can be retried`,
+              error_code: error.code,
+            },
+            409,
+          );
+        }
+        return c.json(unavailable, 503);
+      }
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "delete",
+      path: `/${name}/inbox`,
+      tags,
+      summary: "Erase one conversation",
+      description:
+        `Requires scope \`${INBOX_ERASE_SCOPE}\`. Deletes every row of the conversation (its text, its reply), whatever ` +
+        "its status; a message being answered is not answered further. `session_id` is the id the agent gets, " +
+        `e.g. \`${name}:…\`.`,
+      security: [{ [security]: [] }],
+      request: {
+        query: z.object({ session_id: z.string().min(1).max(SESSION_ID_MAX_LENGTH) }),
+      },
+      responses: {
+        200: {
+          description: "Rows deleted",
+          content: { "application/json": { schema: z.object({ deleted: z.number().int() }) } },
+        },
+        401: errorResponse("Missing or invalid bearer token"),
+        403: errorResponse(`Token without scope ${INBOX_ERASE_SCOPE}`),
+        422: errorResponse("Missing or bad session_id"),
+        503: errorResponse("Inbox unavailable"),
+      },
+    }),
+    async (c) => {
+      const { session_id: sessionId } = c.req.valid("query");
+      try {
+        return c.json({ deleted: await messaging.inbox.erase(name, sessionId) }, 200);
+      } catch {
+        return c.json(unavailable, 503);
+      }
+    },
+  );
+}
+
+/** A session id is `<channel>:` and up to three ids the chat product bounds (see MESSAGE_LIMITS.maxKeyLength). */
+const SESSION_ID_MAX_LENGTH = 4 * MESSAGE_LIMITS.maxKeyLength;
 
 type WebhookHandler = (c: { req: { raw: Request }; env: unknown }) => Promise<Response>;
 

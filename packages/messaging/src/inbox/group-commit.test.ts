@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InboxBusyError } from "../errors.js";
+import { InboxBusyError, InboxCommitTimeoutError } from "../errors.js";
 import { GroupCommit } from "./group-commit.js";
 
 /** A commit function whose calls the test sees and settles by hand. */
@@ -26,7 +26,7 @@ const tick = () => new Promise((resolve) => setImmediate(resolve));
 /** A GroupCommit over `commit` counting each item as 1, with room for 10 per commit, unless told otherwise. */
 function groupOf(
   commit: (items: string[]) => Promise<string[]>,
-  bounds: Partial<{ maxBatchSize: number; maxInFlight: number; maxWaitMs: number }> = {},
+  bounds: Partial<{ maxBatchSize: number; maxInFlight: number; maxWaitMs: number; maxCommitMs: number }> = {},
 ) {
   return new GroupCommit({
     commit,
@@ -142,5 +142,39 @@ describe("GroupCommit", () => {
     const answers = [group.submit("b"), group.submit("c")];
     await expect(first).resolves.toBe("only one");
     for (const answer of answers) await expect(answer).rejects.toThrow(/2 items/);
+  });
+
+  it("refuses the items of a commit that outlives maxCommitMs, frees its slot, and ignores its late outcome", async () => {
+    const { calls, commit } = manualCommit();
+    const group = groupOf(commit, { maxCommitMs: 30 });
+    const stuck = settled(group.submit("stuck"));
+    const next = settled(group.submit("next"));
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(stuck.error).toBeInstanceOf(InboxCommitTimeoutError);
+    // The waiting item went in the slot the abandoned commit freed.
+    expect(calls.map((call) => call.items)).toEqual([["stuck"], ["next"]]);
+    calls[1]?.resolve();
+    await tick();
+    expect(next.value).toBe("stored next");
+    // The database answers the abandoned commit after all: its item was already refused, and stays so.
+    calls[0]?.resolve();
+    await tick();
+    expect(stuck.value).toBeUndefined();
+    const after = settled(group.submit("after"));
+    expect(calls.at(-1)?.items).toEqual(["after"]);
+    calls.at(-1)?.resolve();
+    await tick();
+    expect(after.value).toBe("stored after");
+  });
+
+  it("does not refuse a commit that finishes within maxCommitMs", async () => {
+    const { calls, commit } = manualCommit();
+    const group = groupOf(commit, { maxCommitMs: 200 });
+    const answer = settled(group.submit("a"));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    calls[0]?.resolve();
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(answer.error).toBeUndefined();
+    expect(answer.value).toBe("stored a");
   });
 });

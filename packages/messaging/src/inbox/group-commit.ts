@@ -1,4 +1,4 @@
-import { InboxBusyError } from "../errors.js";
+import { InboxBusyError, InboxCommitTimeoutError } from "../errors.js";
 
 export interface GroupCommitOptions<T, R> {
   /**
@@ -17,6 +17,13 @@ export interface GroupCommitOptions<T, R> {
    * written nothing, so a database that stalls turns into quick 503s instead of a queue that grows without end.
    */
   maxWaitMs: number;
+  /**
+   * Longest a commit may take once started. Past it its items are refused with InboxCommitTimeoutError and its
+   * slot is free for the next batch: a database that was killed, frozen or cut off answers nothing, and its
+   * deliveries must not wait for the connection to notice. The abandoned commit may still complete later; its
+   * items were refused, so their senders deliver them again and find them stored (duplicates, not losses).
+   */
+  maxCommitMs?: number | undefined;
 }
 
 interface Waiting<T, R> {
@@ -75,7 +82,12 @@ export class GroupCommit<T, R> {
 
   private start(batch: Waiting<T, R>[]): void {
     this.inFlight++;
+    let settled = false;
     const settle = (results: R[] | undefined, error: unknown) => {
+      // Once: the deadline and the commit's own outcome race, and whichever comes first answers the items.
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
       this.inFlight--;
       // The next commit first: answering this batch's items runs their continuations (each writes its HTTP
       // response), and the waiting items' commit should not queue behind that work; it goes to the database
@@ -86,6 +98,13 @@ export class GroupCommit<T, R> {
         else waiting.resolve(results[index] as R);
       });
     };
+    const { maxCommitMs } = this.options;
+    const deadline =
+      maxCommitMs === undefined
+        ? undefined
+        : setTimeout(() => settle(undefined, new InboxCommitTimeoutError(maxCommitMs)), maxCommitMs);
+    // Items waiting for the answer keep their requests (and so the process) alive; the timer alone must not.
+    deadline?.unref();
     // commit() is called synchronously here; a throw is a rejection like any other.
     let committing: Promise<R[]>;
     try {

@@ -4,6 +4,31 @@ import type { Migration } from "@agent-platform/migrator";
 export const INBOX_SCHEMA = "messaging";
 export const INBOX_HISTORY_TABLE = "inbox_schema_history";
 
+/**
+ * One conversation in order, erasure by conversation, retention by age. The new columns are nullable without a
+ * default, so adding them does not rewrite a large table; rows stored before this version have no session id and
+ * are handled unordered, as before. The status constraint is validated after it is added (no write lock held
+ * while the table is scanned). `notice` rows (an event about the conversation, never answered) are recorded as
+ * such instead of going through a worker.
+ */
+const CONVERSATIONS = `
+  -- the conversation (the id handed to the agent), the chat product's stamp, and the arrival order
+  ALTER TABLE messaging.inbox ADD COLUMN session_id text, ADD COLUMN sent_at timestamptz, ADD COLUMN seq bigint;
+  CREATE SEQUENCE messaging.inbox_seq;
+  ALTER TABLE messaging.inbox DROP CONSTRAINT inbox_status_check;
+  ALTER TABLE messaging.inbox ADD CONSTRAINT inbox_status_check
+    CHECK (status IN ('pending', 'processing', 'done', 'failed', 'rejected', 'notice')) NOT VALID;
+  ALTER TABLE messaging.inbox VALIDATE CONSTRAINT inbox_status_check;
+  -- the claim's check for an earlier unfinished message of the same conversation
+  CREATE INDEX inbox_conversation_idx ON messaging.inbox (channel, session_id, sent_at, seq)
+    WHERE status IN ('pending', 'processing');
+  -- erasure of one conversation
+  CREATE INDEX inbox_session_idx ON messaging.inbox (channel, session_id);
+  -- retention: finished rows by age
+  CREATE INDEX inbox_finished_idx ON messaging.inbox (channel, status, updated_at)
+    WHERE status IN ('done', 'failed', 'rejected', 'notice');
+`;
+
 // Each migration's `checksum` is the one earlier migrator builds recorded for it (a hash of its compiled
 // code), so databases they migrated keep matching and an edit still cannot slip through unnoticed: an
 // applied migration is never edited, a change is a new migration with a checksum of its own.
@@ -65,6 +90,40 @@ export const inboxMigrations: readonly Migration[] = [
         ALTER TABLE messaging.inbox ADD CONSTRAINT inbox_status_check
           CHECK (status IN ('pending', 'processing', 'done', 'failed'));
       `);
+    },
+  },
+  {
+    version: "1.2.0",
+    name: "conversations",
+    source: CONVERSATIONS,
+    async up({ sql }) {
+      await sql.unsafe(CONVERSATIONS);
+    },
+    async down({ sql }) {
+      await sql.unsafe(`
+        DELETE FROM messaging.inbox WHERE status = 'notice';
+        DROP INDEX messaging.inbox_conversation_idx;
+        DROP INDEX messaging.inbox_session_idx;
+        DROP INDEX messaging.inbox_finished_idx;
+        ALTER TABLE messaging.inbox DROP COLUMN session_id, DROP COLUMN sent_at, DROP COLUMN seq;
+        DROP SEQUENCE messaging.inbox_seq;
+        ALTER TABLE messaging.inbox DROP CONSTRAINT inbox_status_check;
+        ALTER TABLE messaging.inbox ADD CONSTRAINT inbox_status_check
+          CHECK (status IN ('pending', 'processing', 'done', 'failed', 'rejected'));
+      `);
+    },
+  },
+  {
+    version: "1.3.0",
+    name: "trace_parent",
+    checksum: "ac13b73985abf090251e089574d533bd6b4e6a31f88fd2768f74ac1bfa0c35eb",
+    // The W3C traceparent of the webhook span that stored the row (null without tracing), so the worker's spans,
+    // later and maybe in another process, link to the delivery. Nullable: no rewrite of existing rows.
+    async up({ sql }) {
+      await sql.unsafe("ALTER TABLE messaging.inbox ADD COLUMN trace_parent text");
+    },
+    async down({ sql }) {
+      await sql.unsafe("ALTER TABLE messaging.inbox DROP COLUMN trace_parent");
     },
   },
 ];

@@ -1,7 +1,9 @@
 import type { Logger, LogMethod } from "@agent-platform/common";
 import type { AgentHandler } from "../agents/agent.js";
 import type { Channel } from "../channel.js";
+import { publishProcessed } from "../diagnostics.js";
 import { DeliveryError } from "../errors.js";
+import { inMessageSpan, SPANS } from "../tracing.js";
 import { retryDelayMs } from "./backoff.js";
 import type { ClaimedMessage, InboxStore } from "./store.js";
 
@@ -18,6 +20,8 @@ export interface InboxWorkerOptions {
   retryMaxMs: number;
   /** How long a claimed row stays leased without progress before another worker may take it. */
   leaseMs: number;
+  /** `"conversation"`: one message of a conversation at a time, in the chat product's order (see InboxStore.claim). */
+  ordering: "conversation" | "none";
 }
 
 /**
@@ -86,7 +90,7 @@ export class InboxWorker {
   }
 
   private async run(): Promise<void> {
-    const { store, channel, logger, concurrency, pollMs, leaseMs } = this.options;
+    const { store, channel, logger, concurrency, pollMs, leaseMs, ordering } = this.options;
     // Claims go in batches: the worker refills once half of its slots are free (all of them when idle), so a
     // busy worker makes one claim per several messages instead of one per finished message.
     const refillAt = Math.ceil(concurrency / 2);
@@ -96,7 +100,7 @@ export class InboxWorker {
       if (free >= refillAt) {
         let claimed: ClaimedMessage[];
         try {
-          claimed = await store.claim(channel.name, free, leaseMs);
+          claimed = await store.claim(channel.name, free, leaseMs, ordering === "conversation");
           claimFailures = 0;
         } catch (error) {
           claimFailures++;
@@ -146,14 +150,17 @@ export class InboxWorker {
       attempt: row.attempts,
     });
     let outcome: Promise<boolean>;
+    let kind: "done" | "retry" | "failed";
     if (row.attempts > maxAttempts) {
       // Only a lease that expired gets here: the worker that held it died or hung.
       const reason = row.lastError ?? "the worker processing it stopped before finishing";
       log.error("inbox message failed: attempts exhausted");
+      kind = "failed";
       outcome = store.markFailed(row, `Gave up after ${maxAttempts} attempts: ${reason}`);
     } else {
       try {
         const parts = await this.deliver(row, log);
+        kind = "done";
         outcome = store.markDone(row, parts);
       } catch (error) {
         if (error instanceof LeaseLostError) return;
@@ -164,11 +171,12 @@ export class InboxWorker {
           );
           return;
         }
-        outcome = this.recordFailure(row, error, log);
+        [kind, outcome] = this.recordFailure(row, error, log);
       }
     }
     try {
       await this.assertLeaseHeld(log, outcome);
+      publishProcessed({ channel: row.channel, messageId: row.messageId, outcome: kind });
     } catch (error) {
       if (error instanceof LeaseLostError) return;
       log.error(
@@ -178,7 +186,11 @@ export class InboxWorker {
     }
   }
 
-  private recordFailure(row: ClaimedMessage, error: unknown, log: Logger): Promise<boolean> {
+  private recordFailure(
+    row: ClaimedMessage,
+    error: unknown,
+    log: Logger,
+  ): ["retry" | "failed", Promise<boolean>] {
     const { store, maxAttempts } = this.options;
     const reason = error instanceof Error ? error.message : String(error);
     // Anything that is not a classified delivery error (a bug in a custom agent, a database hiccup) is
@@ -190,10 +202,13 @@ export class InboxWorker {
       const hint = error instanceof DeliveryError ? (error.retryAfterMs ?? 0) : 0;
       const delay = Math.max(backoff, hint);
       log.warn({ err: error, retry_in_ms: delay }, "inbox message will be retried");
-      return store.retryLater(row, reason, delay);
+      return ["retry", store.retryLater(row, reason, delay)];
     }
     log.error({ err: error }, "inbox message failed");
-    return store.markFailed(row, retryable ? `Gave up after ${row.attempts} attempts: ${reason}` : reason);
+    return [
+      "failed",
+      store.markFailed(row, retryable ? `Gave up after ${row.attempts} attempts: ${reason}` : reason),
+    ];
   }
 
   /**
@@ -211,17 +226,19 @@ export class InboxWorker {
         ? ""
         : message.supported
           ? ((
-              await agent(
-                {
-                  channel: channel.name,
-                  from: message.from,
-                  text: message.text,
-                  type: message.type,
-                  ...(message.media ? { media: message.media } : {}),
-                  sessionId: channel.sessionId(message),
-                  raw: message.raw,
-                },
-                call,
+              await inMessageSpan(SPANS.agentCall, row, async () =>
+                agent(
+                  {
+                    channel: channel.name,
+                    from: message.from,
+                    text: message.text,
+                    type: message.type,
+                    ...(message.media ? { media: message.media } : {}),
+                    sessionId: channel.sessionId(message),
+                    raw: message.raw,
+                  },
+                  call,
+                ),
               )
             )?.text ?? "")
           : channel.unsupportedReply;
@@ -234,15 +251,16 @@ export class InboxWorker {
     for (let index = row.partsSent; index < parts.length; index++) {
       // The parts before this one were accepted; the last part's record goes with markDone, in one commit.
       if (index > row.partsSent) await this.assertLeaseHeld(log, store.markPartsSent(row, index, leaseMs));
-      await channel.send(
-        {
-          accountId: message.accountId,
-          to: message.conversation ?? message.from,
-          text: parts[index] ?? "",
-          ...(message.thread === undefined ? {} : { thread: message.thread }),
-        },
-        call,
-      );
+      const reply = {
+        accountId: message.accountId,
+        to: message.conversation ?? message.from,
+        text: parts[index] ?? "",
+        ...(message.thread === undefined ? {} : { thread: message.thread }),
+      };
+      await inMessageSpan(SPANS.channelSend, row, async (span) => {
+        span?.setAttribute("part", index + 1);
+        await channel.send(reply, call);
+      });
     }
     return parts.length;
   }

@@ -1,3 +1,4 @@
+import type { InboxStoreCheck } from "@agent-platform/messaging";
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { type RegisteredDatabase, unreachableDatabases } from "../../databases.js";
 import type { AppEnv } from "../env.js";
@@ -32,16 +33,17 @@ const healthRoute = createRoute({
   path: "/health",
   operationId: "get_health",
   tags: ["Meta"],
-  summary: "Whether every registered database answers",
+  summary: "Whether every registered database answers and the inbox can store",
   responses: {
     200: {
-      description: "Every database answers",
+      description: "Every database answers and the inbox can store a delivery",
       content: {
         "application/json": { schema: z.object({ status: z.literal("ok") }).openapi("HealthResponse") },
       },
     },
     503: {
-      description: "At least one database does not answer; the detail names them",
+      description:
+        "A database does not answer, or the inbox cannot store (read-only, out of connection slots, disk full); the detail says which",
       content: { "application/json": { schema: ServiceUnavailableResponse } },
     },
   },
@@ -51,12 +53,25 @@ export function registerMetaRoutes(
   app: OpenAPIHono<AppEnv>,
   databases: readonly RegisteredDatabase[],
   healthTimeoutMs: number,
+  inboxCanStore?: () => Promise<InboxStoreCheck>,
 ): void {
   app.openapi(rootRoute, (c) => c.json({ name: SERVER_NAME, version: API_VERSION, docs: "/docs" }, 200));
 
   app.openapi(healthRoute, async (c) => {
-    const failing = await unreachableDatabases(databases, healthTimeoutMs);
-    if (failing.length > 0) throw new ApiError(503, `Databases not answering: ${failing.join(", ")}`);
+    // Answering `SELECT 1` is not enough: a read-only database answers it while every delivery gets 503.
+    const [failing, inbox] = await Promise.all([
+      unreachableDatabases(databases, healthTimeoutMs),
+      inboxCanStore?.() ?? { ok: true as const },
+    ]);
+    // Both, when both fail: the inbox's reason says why its database does not answer (e.g. no connection slot).
+    const problems = [
+      ...(failing.length > 0 ? [`Databases not answering: ${failing.join(", ")}`] : []),
+      ...(inbox.ok ? [] : [`the inbox cannot store deliveries: ${inbox.reason}`]),
+    ];
+    if (problems.length > 0) {
+      const detail = problems.join("; ");
+      throw new ApiError(503, `${detail.charAt(0).toUpperCase()}${detail.slice(1)}`);
+    }
     return c.json({ status: "ok" as const }, 200);
   });
 }

@@ -49,7 +49,7 @@ export function delivery(...changes: object[][]) {
 export function postDelivery(
   baseUrl: string,
   body: object | string,
-  options: { secret?: string; signature?: string | null } = {},
+  options: { secret?: string; signature?: string | null; signal?: AbortSignal } = {},
 ): Promise<Response> {
   const raw = typeof body === "string" ? body : JSON.stringify(body);
   const signature =
@@ -61,5 +61,6 @@ export function postDelivery(
       ...(signature === null ? {} : { "x-hub-signature-256": signature }),
     },
     body: raw,
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
 }

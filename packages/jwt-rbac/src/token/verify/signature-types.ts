@@ -34,4 +34,6 @@ export interface Runtime {
   readonly base64Url: Base64UrlCodec;
   /** Reads and parses a JWKS file synchronously; throws a ConfigError when it cannot. */
   readJwksFile(path: string): unknown;
+  /** SHA-256 as lower-case hex (the audit's token id): synchronous with node:crypto, a promise with WebCrypto. */
+  readonly sha256Hex: (text: string) => string | Promise<string>;
 }

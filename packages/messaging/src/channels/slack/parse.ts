@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { InboundMessage, ParsedDelivery } from "../../channel.js";
 import { InvalidPayloadError } from "../../errors.js";
+import { stamped } from "../../sent-at.js";
 
 const envelopeSchema = z.looseObject({ type: z.string() });
 const challengeSchema = z.looseObject({ challenge: z.string().min(1) });
@@ -94,6 +95,7 @@ export function parseSlackDelivery(body: unknown): ParsedDelivery {
     type: event.type,
     text: event.text ?? "",
     supported: true,
+    ...stamped(event.ts),
     raw: event,
   };
   return { kind: "events", messages: [message], statuses: 0 };

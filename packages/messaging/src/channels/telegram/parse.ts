@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { InboundMessage, ParsedDelivery } from "../../channel.js";
 import { InvalidPayloadError } from "../../errors.js";
+import { stamped } from "../../sent-at.js";
 
 const updateSchema = z.looseObject({
   update_id: z.number().int().nonnegative(),
@@ -60,6 +61,7 @@ export function parseTelegramUpdate(body: unknown, botId: string): ParsedDeliver
     type: message.text === undefined ? "caption" : "text",
     text,
     supported: true,
+    ...stamped((message as { date?: unknown }).date),
     raw: message,
   };
   return { kind: "events", messages: [inbound], statuses: 0 };

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { InboundMedia, InboundMessage, InvalidMessage, ParsedDelivery } from "../../channel.js";
 import { InvalidPayloadError } from "../../errors.js";
+import { stampToMs } from "../../sent-at.js";
 
 const WHATSAPP_OBJECT = "whatsapp_business_account";
 
@@ -149,7 +150,14 @@ function inboundOf(
 ): InboundMessage | undefined {
   // The phone number when there is one: Meta asks businesses to keep sending to numbers they know.
   const sender = given(message.from) ?? given(message.from_user_id) ?? contact;
-  const base = { id: message.id, accountId, type: message.type, raw: message };
+  const sentAt = stampToMs((message as { timestamp?: unknown }).timestamp);
+  const base = {
+    id: message.id,
+    accountId,
+    type: message.type,
+    ...(sentAt === undefined ? {} : { sentAt }),
+    raw: message,
+  };
   if (message.type === "system") {
     const system = systemSchema.safeParse(message);
     const details = system.success ? system.data.system : undefined;

@@ -23,7 +23,11 @@ export class InProcessWire extends Duplex {
   // Messages run one after another; each write waits for its messages, which is the backpressure.
   private queue: Promise<void> = Promise.resolve();
 
-  constructor(private readonly db: PGlite) {
+  /** `guard` runs before each write is executed; a throw fails the write, and so the connection. */
+  constructor(
+    private readonly db: PGlite,
+    private readonly guard: () => void = () => {},
+  ) {
     super();
   }
 
@@ -39,6 +43,7 @@ export class InProcessWire extends Duplex {
     this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
     let messages: Buffer[];
     try {
+      this.guard();
       messages = this.takeMessages();
     } catch (error) {
       callback(error as Error);

@@ -11,6 +11,12 @@ export { DataDirLockedError } from "./data-dir-lock.js";
 export interface EmbeddedPostgresOptions {
   /** Directory PGlite persists to; created if missing. One process at a time. */
   readonly dataDir: string;
+  /**
+   * Called before each write of the client to PGlite; a throw refuses it: the client's connection fails (its
+   * statements reject) and postgres.js reconnects for the next statement. A server uses
+   * it to stop writing before the disk is full: PGlite that fails to write its WAL hangs the process.
+   */
+  readonly guard?: () => void;
 }
 
 /** Embedded PostgreSQL (PGlite) in this process, from `startEmbeddedPostgres`, owning its data directory. */
@@ -48,7 +54,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   // `socket` is a documented postgres.js option that its type declarations lack.
   const clientOptions: NonNullable<Parameters<typeof postgres>[1]> & { socket: () => InProcessWire } = {
     max: 1,
-    socket: () => new InProcessWire(db),
+    socket: () => new InProcessWire(db, options.guard),
+    // Reconnecting after a refused connection (see `guard`) costs nothing: within half a second, not postgres.js's
+    // default of up to 20 s, so statements go through again once the guard lets them.
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5),
     // The role and database PGlite's initdb creates (postgres.js would default to the OS user's name).
     user: "postgres",
     database: "postgres",

@@ -13,11 +13,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { createMigrator, type Migration, MigrationFailedError } from "@agent-platform/migrator";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { DataDirLockedError, startEmbeddedPostgres } from "./embedded.js";
-import { MigrationFailedError } from "./errors.js";
-import { createMigrator } from "./migrator.js";
-import type { Migration } from "./types.js";
 
 const child = fileURLToPath(new URL("../test/fixtures/embedded-child.ts", import.meta.url));
 const root = mkdtempSync(join(tmpdir(), "migrator-embedded-"));
@@ -159,6 +157,41 @@ describe("startEmbeddedPostgres", () => {
       });
     } finally {
       await embedded.stop();
+    }
+  });
+});
+
+describe("startEmbeddedPostgres's guard", () => {
+  it("refuses every statement while it throws, leaves no transaction open, and lets them through again at once", async () => {
+    let refusing: Error | undefined;
+    const db = await startEmbeddedPostgres({
+      dataDir: initialisedDataDir("guarded"),
+      guard: () => {
+        if (refusing !== undefined) throw refusing;
+      },
+    });
+    try {
+      await db.sql`CREATE TABLE kept (n int)`;
+      const refusal = Object.assign(new Error("disk nearly full"), { code: "53100" });
+      // Refused in the middle of a transaction: its first statement went through, the rest may not.
+      const inTransaction = db.sql.begin(async (sql) => {
+        await sql`INSERT INTO kept VALUES (1)`;
+        refusing = refusal;
+        await sql`INSERT INTO kept VALUES (2)`;
+      });
+      // Each fails with its connection (postgres.js reports the guard's throw as the connection closing).
+      await expect(inTransaction).rejects.toThrow();
+      for (const statement of [db.sql`SELECT 1`, db.sql`INSERT INTO kept VALUES (3)`]) {
+        await expect(statement).rejects.toThrow();
+      }
+      refusing = undefined;
+      const started = performance.now();
+      await db.sql`INSERT INTO kept VALUES (4)`;
+      expect(performance.now() - started).toBeLessThan(2_000);
+      // Nothing of the refused transaction was committed, and nothing refused was written.
+      expect(await db.sql`SELECT n FROM kept ORDER BY n`).toEqual([{ n: 4 }]);
+    } finally {
+      await db.stop();
     }
   });
 });
