@@ -114,6 +114,10 @@ export function referenceServerEnv(
     WHATSAPP_PHONE_NUMBER_ID: PHONE_NUMBER_ID,
     // Nothing listens here: where replies would go when a run does not start the worker.
     WHATSAPP_API_BASE_URL: "http://127.0.0.1:9",
+    // The bench measures the inbox, not WhatsApp's limits (a 6 s pair rate would cap 50 conversations at about 8
+    // replies a second): pacing stays on, so its permits cost what they cost, at limits that never bind.
+    WHATSAPP_PACING_PER_CHAT_MS: "1",
+    WHATSAPP_PACING_PER_SECOND: "10000",
     ...extra,
   };
 }

@@ -121,6 +121,12 @@ describe("loadConfig", () => {
     [{ MESSAGING_RETENTION_FAILED_DAYS: "36501" }, "MESSAGING_RETENTION_FAILED_DAYS"],
     [{ MESSAGING_RETENTION_FAILED_DAYS: "1.5" }, "MESSAGING_RETENTION_FAILED_DAYS"],
     [{ WHATSAPP_SKIP_SIGNATURE_VALIDATION: "maybe" }, "WHATSAPP_SKIP_SIGNATURE_VALIDATION"],
+    [{ WHATSAPP_PACING_PER_CHAT_MS: "-1" }, "WHATSAPP_PACING_PER_CHAT_MS"],
+    [{ WHATSAPP_PACING_PER_SECOND: "10001" }, "WHATSAPP_PACING_PER_SECOND"],
+    [{ SLACK_PACING_PER_CHAT_MS: "1s" }, "SLACK_PACING_PER_CHAT_MS"],
+    [{ SLACK_PACING_PER_SECOND: "1.5" }, "SLACK_PACING_PER_SECOND"],
+    [{ TELEGRAM_PACING_PER_CHAT_MS: "3600001" }, "TELEGRAM_PACING_PER_CHAT_MS"],
+    [{ TELEGRAM_PACING_PER_SECOND: "thirty" }, "TELEGRAM_PACING_PER_SECOND"],
   ])("rejects %j naming %s", (env, variable) => {
     const problems = problemsOf(env);
     expect(problems).toHaveLength(1);
@@ -180,6 +186,13 @@ describe("loadConfig", () => {
     expect(config.messaging.MESSAGING_ORDERING).toBe("conversation");
     expect(config.messaging.MESSAGING_RETENTION_DONE_DAYS).toBe(30);
     expect(config.messaging.MESSAGING_RETENTION_FAILED_DAYS).toBe(90);
+    // The chat products' documented limits: WhatsApp's pair rate and default throughput, Slack's and Telegram's.
+    expect(config.messaging.WHATSAPP_PACING_PER_CHAT_MS).toBe(6_000);
+    expect(config.messaging.WHATSAPP_PACING_PER_SECOND).toBe(80);
+    expect(config.messaging.SLACK_PACING_PER_CHAT_MS).toBe(1_000);
+    expect(config.messaging.SLACK_PACING_PER_SECOND).toBe(0);
+    expect(config.messaging.TELEGRAM_PACING_PER_CHAT_MS).toBe(1_000);
+    expect(config.messaging.TELEGRAM_PACING_PER_SECOND).toBe(30);
   });
 
   it("keeps the two characters \\n in an HS* secret", () => {

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { jwtRbac } from "@agent-platform/jwt-rbac/hono";
 import type { Migration } from "@agent-platform/migrator";
 import { getRequestListener } from "@hono/node-server";
-import pino, { type DestinationStream, type Logger } from "pino";
+import type { DestinationStream, Logger } from "pino";
 import type { Sql } from "postgres";
 import { createApp } from "./app.js";
 import { assertKeyConfigured, jwtOptions, protectedResourceMetadata } from "./auth.js";
@@ -17,7 +17,7 @@ import {
   signDevToken,
 } from "./dev-key.js";
 import { answerClientErrors } from "./http/client-error.js";
-import { createLogger } from "./http/logging.js";
+import { createLogger, serverLogDestination } from "./http/logging.js";
 import { guardRequests, requestErrorResponse } from "./http/request-guard.js";
 import { type ServerMessaging, wireMessaging } from "./messaging/index.js";
 import { canonicalVersion, pendingLine } from "./migrate.js";
@@ -128,9 +128,11 @@ export async function startServer(
   config: ServerConfig,
   options: StartServerOptions = {},
 ): Promise<RunningServer> {
-  // One destination for the server log and the audit trail, so their lines never interleave.
-  const destination = options.logDestination ?? pino.destination(1);
+  // One destination for the server log and the audit trail, so their lines never interleave, and on stdout one
+  // bound on what waits for a log collector that does not read.
+  const { destination, reportDropsTo } = serverLogDestination(options.logDestination);
   const logger = createLogger(config.logLevel, destination);
+  reportDropsTo(logger);
   assertKeyConfigured(config);
   const devKey = hasJwtKey(config.jwt) ? undefined : await loadOrCreateDevKey(config.dataDir);
   if (

@@ -1,3 +1,5 @@
+import type { SendPacing } from "./pacing.js";
+
 /**
  * What a chat product has to provide to be served by the webhook and the inbox worker. Each one is a
  * folder under `channels/`.
@@ -119,6 +121,11 @@ export interface Channel extends ChannelRoute {
    * option that made it so: `createMessaging` refuses such a channel in production and warns elsewhere.
    */
   readonly unauthenticated?: string | undefined;
+  /**
+   * How fast replies go out, per chat and per sending account, shared by every process on the database;
+   * absent: not paced.
+   */
+  readonly pacing?: SendPacing | undefined;
   /** Subscription handshake from the query of a GET on the webhook path; absent: GET is not allowed. */
   verifyHandshake?(query: URLSearchParams): Promise<HandshakeResult>;
   /**

@@ -66,6 +66,13 @@ export {
 } from "./messaging.js";
 export { ENVIRONMENTS, type Environment } from "./options.js";
 export {
+  type PacingOptions,
+  type SendPacing,
+  SLACK_PACING,
+  TELEGRAM_PACING,
+  WHATSAPP_PACING,
+} from "./pacing.js";
+export {
   INBOX_ERASE_SCOPE,
   INBOX_SCOPE,
   INBOX_WRITE_SCOPE,

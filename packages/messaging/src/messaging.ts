@@ -15,6 +15,7 @@ import {
 } from "./errors.js";
 import { Retention } from "./inbox/retention.js";
 import { migrateInbox } from "./inbox/schema.js";
+import { SendPace } from "./inbox/send-pace.js";
 import {
   type InboxEntry,
   type InboxStats,
@@ -425,10 +426,18 @@ export async function createMessaging(options: MessagingOptions): Promise<Messag
     });
   }
   const agent = options.agent ?? echoAgent;
+  const pace = new SendPace(options.sql);
   const workers = new Map(
     [...byName.values()].map((channel) => [
       channel.name,
-      new InboxWorker({ store, channel, agent, logger: logger.child({ channel: channel.name }), ...worker }),
+      new InboxWorker({
+        store,
+        channel,
+        agent,
+        pace,
+        logger: logger.child({ channel: channel.name }),
+        ...worker,
+      }),
     ]),
   );
 

@@ -5,8 +5,10 @@ import type { AgentHandler } from "../src/agents/agent.js";
 import { createWhatsAppChannel } from "../src/channels/whatsapp/channel.js";
 import { DeliveryError } from "../src/errors.js";
 import { migrateInbox } from "../src/inbox/schema.js";
+import { SendPace } from "../src/inbox/send-pace.js";
 import { InboxStore } from "../src/inbox/store.js";
 import { ABORT_GRACE_MS, InboxWorker } from "../src/inbox/worker.js";
+import type { SendPacing } from "../src/pacing.js";
 import { type GraphStub, startGraphStub, waitFor } from "./support/api-stubs.js";
 import { connect, DATABASES, type TestDatabase } from "./support/database.js";
 import { textMessage } from "./support/messages.js";
@@ -33,9 +35,15 @@ describe.each(DATABASES)("inbox worker on $name", ({ fresh }) => {
     await database.drop();
   });
 
-  function worker(agent: AgentHandler, concurrency: number, workerLogger: Logger = logger) {
+  function worker(
+    agent: AgentHandler,
+    concurrency: number,
+    workerLogger: Logger = logger,
+    pacing?: SendPacing,
+  ) {
     return new InboxWorker({
       store,
+      pace: new SendPace(sql),
       channel: createWhatsAppChannel({
         verifyToken: undefined,
         appSecret: "s",
@@ -43,6 +51,7 @@ describe.each(DATABASES)("inbox worker on $name", ({ fresh }) => {
         phoneNumberId: "1",
         apiBaseUrl: graph.url,
         apiTimeoutMs: 2_000,
+        pacing,
       }),
       agent,
       logger: workerLogger,
@@ -189,6 +198,41 @@ describe.each(DATABASES)("inbox worker on $name", ({ fresh }) => {
     expect(await sql`SELECT parts_sent, attempts FROM messaging.inbox`).toEqual([
       { parts_sent: 3, attempts: 2 },
     ]);
+  });
+
+  it.each([
+    ["a stop ends its wait", 1_500],
+    ["its next permit is further away than a worker waits", 6_000],
+  ])("puts a paced message back to pending when %s, the attempt not counted", async (_, perChatMs) => {
+    await store.insert("whatsapp", [message("paced")]);
+    // Two parts to one chat: the second's permit is perChatMs after the first was accepted.
+    const running = worker(async () => ({ text: "x".repeat(5_000) }), 1, logger, {
+      perChatMs,
+      perAccountPerSecond: 0,
+    });
+    running.start();
+    await waitFor("the first part sent", () => graph.accepted().length === 1);
+    if (perChatMs < 2_000) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const stopping = Date.now();
+      await running.stop();
+      expect(Date.now() - stopping).toBeLessThan(2_000);
+    } else {
+      await waitFor(
+        "the row back to pending",
+        async () => (await store.list("whatsapp", "pending", 1)).length === 1,
+      );
+      await running.stop();
+    }
+    expect(graph.accepted()).toHaveLength(1);
+    const [row] = await sql<{ status: string; parts_sent: number; attempts: number; due_in_ms: number }[]>`
+      SELECT status, parts_sent, attempts,
+             extract(epoch FROM next_attempt_at - now())::float8 * 1000 AS due_in_ms
+      FROM messaging.inbox`;
+    expect(row).toMatchObject({ status: "pending", parts_sent: 1, attempts: 0 });
+    // Due when the permit is: not before (it would be refused again), not much later.
+    expect(row?.due_in_ms).toBeGreaterThan(perChatMs - 1_000);
+    expect(row?.due_in_ms).toBeLessThanOrEqual(perChatMs);
   });
 
   it("claims in batches of at least half its slots, answering every message once", async () => {

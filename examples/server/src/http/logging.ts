@@ -27,32 +27,49 @@ function capFields(value: unknown, depth: number): unknown {
 }
 
 /**
- * The server's logger. Without `destination`: JSON lines on stdout, at most LOG_BUFFER_BYTES of them waiting when
- * stdout is not read (the rest dropped, and counted in a warning once it is read again). Every text field and
- * message is cut at MAX_LOGGED_CHARS.
+ * What every logger of the server shares: its `service`, the censored keys, and every text field and message cut at
+ * MAX_LOGGED_CHARS, so no line (a request's, an audit decision's) carries an attacker-sized path or header.
  */
-export function createLogger(level: string, destination?: DestinationStream): Logger {
-  const stdout = destination === undefined ? boundedStdout() : undefined;
-  const logger = pino(
-    {
-      level,
-      base: { service: "agent-platform-server" },
-      // Defence in depth: nothing here logs headers or tokens, and these keys stay censored if a later change does.
-      redact: {
-        paths: ["authorization", "token", "*.authorization", "*.token", "headers.cookie", "*.headers.cookie"],
-        censor: "[redacted]",
-      },
-      formatters: { log: (object) => capFields(object, 3) as Record<string, unknown> },
-      hooks: {
-        logMethod(args, method) {
-          const capped = args.map((arg) => (typeof arg === "string" ? capForLog(arg) : arg)) as typeof args;
-          method.apply(this, capped);
-        },
+export function serverLogOptions(level: string): pino.LoggerOptions {
+  return {
+    level,
+    base: { service: "agent-platform-server" },
+    // Defence in depth: nothing here logs headers or tokens, and these keys stay censored if a later change does.
+    redact: {
+      paths: ["authorization", "token", "*.authorization", "*.token", "headers.cookie", "*.headers.cookie"],
+      censor: "[redacted]",
+    },
+    formatters: { log: (object) => capFields(object, 3) as Record<string, unknown> },
+    hooks: {
+      logMethod(args, method) {
+        const capped = args.map((arg) => (typeof arg === "string" ? capForLog(arg) : arg)) as typeof args;
+        method.apply(this, capped);
       },
     },
-    destination ?? stdout?.stream,
-  );
-  if (stdout !== undefined) reportDrops(stdout.stream, stdout.drops, logger);
+  };
+}
+
+/**
+ * Where the server's lines go: `given`, or stdout with at most LOG_BUFFER_BYTES of lines waiting when it is not
+ * read (the rest dropped, and counted in a warning once it is read again, see `reportDrops`).
+ */
+export function serverLogDestination(given?: DestinationStream): {
+  destination: DestinationStream;
+  reportDropsTo: (logger: Logger) => void;
+} {
+  if (given !== undefined) return { destination: given, reportDropsTo: () => {} };
+  const stdout = boundedStdout();
+  return {
+    destination: stdout.stream,
+    reportDropsTo: (logger) => reportDrops(stdout.stream, stdout.drops, logger),
+  };
+}
+
+/** The server's logger: JSON lines on `destination` (by default the bounded stdout of serverLogDestination). */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  const out = serverLogDestination(destination);
+  const logger = pino(serverLogOptions(level), out.destination);
+  out.reportDropsTo(logger);
   return logger;
 }
 

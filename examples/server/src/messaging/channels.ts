@@ -62,6 +62,10 @@ function whatsappFromEnv(config: MessagingConfig, logger: Logger): Channel | nul
     phoneNumberId: config.WHATSAPP_PHONE_NUMBER_ID ?? "",
     apiBaseUrl: config.WHATSAPP_API_BASE_URL,
     apiTimeoutMs: config.WHATSAPP_API_TIMEOUT_MS,
+    pacing: {
+      perChatMs: config.WHATSAPP_PACING_PER_CHAT_MS,
+      perAccountPerSecond: config.WHATSAPP_PACING_PER_SECOND,
+    },
   });
 }
 
@@ -75,6 +79,10 @@ function slackFromEnv(config: MessagingConfig, logger: Logger): Channel | null {
     botToken: botToken ?? "",
     apiBaseUrl: config.SLACK_API_BASE_URL,
     apiTimeoutMs: config.SLACK_API_TIMEOUT_MS,
+    pacing: {
+      perChatMs: config.SLACK_PACING_PER_CHAT_MS,
+      perAccountPerSecond: config.SLACK_PACING_PER_SECOND,
+    },
   });
 }
 
@@ -90,5 +98,9 @@ function telegramFromEnv(config: MessagingConfig, logger: Logger): Channel | nul
     allowUnauthenticated: secretToken === undefined,
     apiBaseUrl: config.TELEGRAM_API_BASE_URL,
     apiTimeoutMs: config.TELEGRAM_API_TIMEOUT_MS,
+    pacing: {
+      perChatMs: config.TELEGRAM_PACING_PER_CHAT_MS,
+      perAccountPerSecond: config.TELEGRAM_PACING_PER_SECOND,
+    },
   });
 }

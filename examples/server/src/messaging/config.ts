@@ -1,8 +1,13 @@
+import { SLACK_PACING, TELEGRAM_PACING, WHATSAPP_PACING } from "@agent-platform/messaging";
 import { z } from "zod";
 import { envBoolean, envEnum, envInteger, envText, envUrl } from "../env-vars.js";
 
 const milliseconds = (fallback: number) => envInteger(fallback, { min: 0, max: 86_400_000 });
 // A call's timeout: 0 would abort every call at once (the package refuses it too, naming the option).
+// A channel's pacing (see the package): the least gap between two sends to one chat, and the most sends a second
+// of one account; 0 turns either off.
+const perChatMs = (fallback: number) => envInteger(fallback, { min: 0, max: 3_600_000 });
+const perSecond = (fallback: number) => envInteger(fallback, { min: 0, max: 10_000 });
 const timeoutMs = (fallback: number) => envInteger(fallback, { min: 1, max: 86_400_000 });
 
 /**
@@ -18,14 +23,20 @@ export const messagingConfigSchema = z.object({
   WHATSAPP_API_BASE_URL: envUrl().transform((value) => value ?? "https://graph.facebook.com/v25.0"),
   WHATSAPP_SKIP_SIGNATURE_VALIDATION: envBoolean(false),
   WHATSAPP_API_TIMEOUT_MS: timeoutMs(10_000),
+  WHATSAPP_PACING_PER_CHAT_MS: perChatMs(WHATSAPP_PACING.perChatMs),
+  WHATSAPP_PACING_PER_SECOND: perSecond(WHATSAPP_PACING.perAccountPerSecond),
   SLACK_SIGNING_SECRET: envText,
   SLACK_BOT_TOKEN: envText,
   SLACK_API_BASE_URL: envUrl().transform((value) => value ?? "https://slack.com/api"),
   SLACK_API_TIMEOUT_MS: timeoutMs(10_000),
+  SLACK_PACING_PER_CHAT_MS: perChatMs(SLACK_PACING.perChatMs),
+  SLACK_PACING_PER_SECOND: perSecond(SLACK_PACING.perAccountPerSecond),
   TELEGRAM_BOT_TOKEN: envText,
   TELEGRAM_WEBHOOK_SECRET_TOKEN: envText,
   TELEGRAM_API_BASE_URL: envUrl().transform((value) => value ?? "https://api.telegram.org"),
   TELEGRAM_API_TIMEOUT_MS: timeoutMs(10_000),
+  TELEGRAM_PACING_PER_CHAT_MS: perChatMs(TELEGRAM_PACING.perChatMs),
+  TELEGRAM_PACING_PER_SECOND: perSecond(TELEGRAM_PACING.perAccountPerSecond),
   AGENT_URL: envUrl(),
   AGENT_TIMEOUT_MS: timeoutMs(30_000),
   MESSAGING_WORKER_CONCURRENCY: envInteger(4, { min: 1, max: 64 }),

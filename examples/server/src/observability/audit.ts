@@ -1,12 +1,13 @@
 import type { AccessDecision, DecisionListener } from "@agent-platform/jwt-rbac";
 import pino, { type DestinationStream, type Logger } from "pino";
+import { serverLogOptions } from "../http/logging.js";
 
 /**
  * The audit trail's own logger, on the server log's destination: the same JSON lines (`level`, `service`), but
  * its `time` is the decision's (milliseconds since the epoch, as on every other line), written once.
  */
 export function createAuditLogger(level: string, destination: DestinationStream): Logger {
-  return pino({ level, base: { service: "agent-platform-server" }, timestamp: false }, destination);
+  return pino({ ...serverLogOptions(level), timestamp: false }, destination);
 }
 
 /**

@@ -89,6 +89,8 @@ describe.skipIf(!TEST_DATABASE_URL)("one conversation in order across processes 
       MESSAGING_VISIBILITY_TIMEOUT_MS: "2000",
       AGENT_TIMEOUT_MS: "1500",
       WHATSAPP_API_TIMEOUT_MS: "1500",
+      // Order, not pace, is under test here (pacing.test.ts paces): the 6 s pair rate would make it minutes.
+      WHATSAPP_PACING_PER_CHAT_MS: "0",
     });
     const servers: ChildServer[] = await Promise.all(
       Array.from({ length: processes }, async () => {

@@ -29,6 +29,21 @@ const CONVERSATIONS = `
     WHERE status IN ('done', 'failed', 'rejected', 'notice');
 `;
 
+/**
+ * Send pacing shared by every process: one row per permit of a limit (a chat: 1, an account: its messages a
+ * second), with the time it is free again and the send holding it. Small (one row per chat ever answered and per
+ * account permit) and only ever updated by key.
+ */
+const SEND_PACE = `
+  CREATE TABLE messaging.send_pace (
+    key     text        NOT NULL,
+    slot    integer     NOT NULL,
+    free_at timestamptz NOT NULL,
+    holder  uuid,
+    PRIMARY KEY (key, slot)
+  );
+`;
+
 // Each migration's `checksum` is the one earlier migrator builds recorded for it (a hash of its compiled
 // code), so databases they migrated keep matching and an edit still cannot slip through unnoticed: an
 // applied migration is never edited, a change is a new migration with a checksum of its own.
@@ -124,6 +139,17 @@ export const inboxMigrations: readonly Migration[] = [
     },
     async down({ sql }) {
       await sql.unsafe("ALTER TABLE messaging.inbox DROP COLUMN trace_parent");
+    },
+  },
+  {
+    version: "1.4.0",
+    name: "send_pace",
+    source: SEND_PACE,
+    async up({ sql }) {
+      await sql.unsafe(SEND_PACE);
+    },
+    async down({ sql }) {
+      await sql.unsafe("DROP TABLE messaging.send_pace");
     },
   },
 ];

@@ -382,6 +382,19 @@ export class InboxStore {
     );
   }
 
+  /**
+   * Back to `pending` for `delayMs` without counting the attempt (its send was paced, not refused), the first
+   * `partsSent` parts recorded as accepted.
+   */
+  async defer(lease: ClaimedMessage, partsSent: number, delayMs: number): Promise<boolean> {
+    return this.updateLeased(
+      lease,
+      this
+        .sql`status = 'pending', lease_id = NULL, attempts = greatest(attempts - 1, 0), parts_sent = ${partsSent},
+               next_attempt_at = now() + ${delayMs}::double precision * interval '1 millisecond'`,
+    );
+  }
+
   /** `error` may quote an agent's or a chat API's answer: text PostgreSQL refuses is stored as U+FFFD. */
   async markFailed(lease: ClaimedMessage, error: string): Promise<boolean> {
     return this.updateLeased(
@@ -486,6 +499,8 @@ export class InboxStore {
         AND (session_id = ${sessionId} OR (session_id IS NULL AND ${this.sql.unsafe(LEGACY_SESSION_ID)} = ${sessionId}))
       RETURNING 1
     `;
+    // The conversation's send pace is keyed by its address (a phone number, a chat id): it goes too.
+    await this.sql`DELETE FROM messaging.send_pace WHERE key = ${sessionId}`;
     return rows.length;
   }
 
@@ -516,6 +531,17 @@ export class InboxStore {
       const done =
         rule.doneDays > 0 ? await deleteOlder(sql, ["done", "rejected", "notice"], rule.doneDays) : [];
       const failed = rule.failedDays > 0 ? await deleteOlder(sql, ["failed"], rule.failedDays) : [];
+      // Send permits of chats and accounts idle for a day: a pace matters for seconds, and a chat's key is its
+      // address. One that is needed again is made again.
+      await sql`
+        DELETE FROM messaging.send_pace AS p
+        USING (
+          SELECT key, slot FROM messaging.send_pace
+          WHERE key LIKE ${`${channel}:%`} AND free_at < now() - interval '1 day'
+          LIMIT ${rule.batch}
+          FOR UPDATE SKIP LOCKED
+        ) AS idle
+        WHERE p.key = idle.key AND p.slot = idle.slot`;
       return { done: done.length, failed: failed.length };
     });
   }

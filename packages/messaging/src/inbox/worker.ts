@@ -5,7 +5,14 @@ import { publishProcessed } from "../diagnostics.js";
 import { DeliveryError } from "../errors.js";
 import { inMessageSpan, SPANS } from "../tracing.js";
 import { retryDelayMs } from "./backoff.js";
+import type { PaceLimit, PacePermits, SendPace } from "./send-pace.js";
 import type { ClaimedMessage, InboxStore } from "./store.js";
+
+/**
+ * The longest a message waits in its worker for a send permit (see SendPace); a longer wait puts it back to
+ * `pending` until then, without counting an attempt, so a paced chat does not hold a worker's slot for long.
+ */
+const MAX_PACE_WAIT_MS = 2_000;
 
 export interface InboxWorkerOptions {
   store: InboxStore;
@@ -22,6 +29,8 @@ export interface InboxWorkerOptions {
   leaseMs: number;
   /** `"conversation"`: one message of a conversation at a time, in the chat product's order (see InboxStore.claim). */
   ordering: "conversation" | "none";
+  /** Send permits shared by every process (the channel's `pacing`). */
+  pace: SendPace;
 }
 
 /**
@@ -43,6 +52,7 @@ export class InboxWorker {
   private stopping = false;
   private wakeRequested = false;
   private wakeWaiter: (() => void) | undefined;
+  private readonly pauses = new Set<() => void>();
 
   constructor(private readonly options: InboxWorkerOptions) {}
 
@@ -69,6 +79,7 @@ export class InboxWorker {
    */
   async stop(deadline?: AbortSignal): Promise<void> {
     this.stopping = true;
+    for (const wake of this.pauses) wake();
     if (this.startTimer) clearTimeout(this.startTimer);
     this.startTimer = undefined;
     this.notify();
@@ -171,7 +182,11 @@ export class InboxWorker {
           );
           return;
         }
-        [kind, outcome] = this.recordFailure(row, error, log);
+        if (error instanceof PaceDeferral) {
+          // Not a failure: back to pending, no attempt counted, until its send permit is due.
+          kind = "retry";
+          outcome = store.defer(row, error.partsSent, error.waitMs);
+        } else [kind, outcome] = this.recordFailure(row, error, log);
       }
     }
     try {
@@ -251,18 +266,102 @@ export class InboxWorker {
     for (let index = row.partsSent; index < parts.length; index++) {
       // The parts before this one were accepted; the last part's record goes with markDone, in one commit.
       if (index > row.partsSent) await this.assertLeaseHeld(log, store.markPartsSent(row, index, leaseMs));
+      const to = message.conversation ?? message.from;
+      const permits = await this.paced(row, index, this.limitsOf(message.accountId, to), log);
       const reply = {
         accountId: message.accountId,
-        to: message.conversation ?? message.from,
+        to,
         text: parts[index] ?? "",
         ...(message.thread === undefined ? {} : { thread: message.thread }),
       };
-      await inMessageSpan(SPANS.channelSend, row, async (span) => {
-        span?.setAttribute("part", index + 1);
-        await channel.send(reply, call);
-      });
+      let retryAfterMs = 0;
+      try {
+        await inMessageSpan(SPANS.channelSend, row, async (span) => {
+          span?.setAttribute("part", index + 1);
+          await channel.send(reply, call);
+        });
+      } catch (error) {
+        // A rate limit's hint paces the chat and the account too, not only this message's retry.
+        if (error instanceof DeliveryError) retryAfterMs = error.retryAfterMs ?? 0;
+        throw error;
+      } finally {
+        if (permits !== undefined) await this.releasePermits(permits, retryAfterMs, log);
+      }
     }
     return parts.length;
+  }
+
+  /** The limits a send to `to` from `accountId` takes a permit of; keys are the channel's session ids' form. */
+  private limitsOf(accountId: string, to: string): PaceLimit[] {
+    const { channel } = this.options;
+    const pacing = channel.pacing;
+    if (pacing === undefined) return [];
+    const limits: PaceLimit[] = [];
+    if (pacing.perChatMs > 0) {
+      limits.push({ key: `${channel.name}:${accountId}:${to}`, permits: 1, gapMs: pacing.perChatMs });
+    }
+    if (pacing.perAccountPerSecond > 0) {
+      limits.push({ key: `${channel.name}:${accountId}`, permits: pacing.perAccountPerSecond, gapMs: 1_000 });
+    }
+    return limits;
+  }
+
+  /**
+   * Waits for a permit of every limit, up to MAX_PACE_WAIT_MS (half the lease at most); a longer wait, or a stop,
+   * throws PaceDeferral. A lease that a wait used is renewed before the send.
+   */
+  private async paced(
+    row: ClaimedMessage,
+    partsSent: number,
+    limits: PaceLimit[],
+    log: Logger,
+  ): Promise<PacePermits | undefined> {
+    if (limits.length === 0) return undefined;
+    const { pace, store, channel, leaseMs } = this.options;
+    const deadline = Date.now() + Math.min(MAX_PACE_WAIT_MS, leaseMs / 2);
+    const holdMs = channel.sendTimeoutMs ?? leaseMs;
+    let waited = false;
+    for (;;) {
+      const attempt = await pace.take(limits, holdMs);
+      if ("permits" in attempt) {
+        if (waited) {
+          try {
+            await this.assertLeaseHeld(log, store.renewLease(row, leaseMs));
+          } catch (error) {
+            await this.releasePermits(attempt.permits, 0, log);
+            throw error;
+          }
+        }
+        return attempt.permits;
+      }
+      if (this.stopping || Date.now() + attempt.waitMs > deadline) {
+        throw new PaceDeferral(partsSent, attempt.waitMs);
+      }
+      waited = true;
+      await this.pause(attempt.waitMs);
+    }
+  }
+
+  private async releasePermits(permits: PacePermits, minGapMs: number, log: Logger): Promise<void> {
+    try {
+      await this.options.pace.release(permits, minGapMs);
+    } catch (error) {
+      // Left held, the permits free themselves after the send's timeout plus their gap.
+      log.warn({ err: error }, "could not release send permits; they expire on their own");
+    }
+  }
+
+  /** Resolves after `ms`, or at once on stop(). */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.pauses.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.pauses.add(wake);
+    });
   }
 
   /** A leased update that matched no row means another worker took the row over after our lease expired. */
@@ -297,6 +396,17 @@ function childOnUse(logger: Logger, bindings: Record<string, unknown>): Logger {
     error: forward("error"),
     child: (more) => made().child(more),
   };
+}
+
+/** A send permit is further away than a worker waits: the message goes back to `pending` until then. */
+class PaceDeferral extends Error {
+  readonly code = "PACE_DEFERRED";
+  constructor(
+    readonly partsSent: number,
+    readonly waitMs: number,
+  ) {
+    super(`send paced: next permit in ${waitMs} ms`);
+  }
 }
 
 class LeaseLostError extends Error {

@@ -1,6 +1,7 @@
 import type { CallOptions, Channel, OutboundReply } from "../../channel.js";
 import { splitIntoNumberedChunks } from "../../chunk.js";
 import { DeliveryError } from "../../errors.js";
+import type { SendPacing } from "../../pacing.js";
 import { SLACK_ROUTE } from "../routes.js";
 import { postJson } from "../send.js";
 import { parseSlackDelivery } from "./parse.js";
@@ -17,6 +18,8 @@ export interface SlackChannelOptions {
   botToken: string;
   apiBaseUrl: string;
   apiTimeoutMs: number;
+  /** Undefined: not paced. */
+  pacing?: SendPacing | undefined;
   now: () => number;
 }
 
@@ -27,6 +30,7 @@ export function createSlackChannel(options: SlackChannelOptions): Channel {
     ...SLACK_ROUTE,
     unsupportedReply: "Sorry, that message type is not supported yet.",
     sendTimeoutMs: options.apiTimeoutMs,
+    pacing: options.pacing,
 
     authenticate(headers, rawBody) {
       return isValidSlackSignature(headers, rawBody, options.signingSecret, options.now());

@@ -1,6 +1,7 @@
 import type { CallOptions, Channel, OutboundReply } from "../../channel.js";
 import { splitIntoNumberedChunks } from "../../chunk.js";
 import { DeliveryError } from "../../errors.js";
+import type { SendPacing } from "../../pacing.js";
 import { TELEGRAM_ROUTE } from "../routes.js";
 import { MAX_RETRY_AFTER_MS, postJson } from "../send.js";
 import { parseTelegramUpdate } from "./parse.js";
@@ -15,6 +16,8 @@ export interface TelegramChannelOptions {
   secretToken: string | undefined;
   apiBaseUrl: string;
   apiTimeoutMs: number;
+  /** Undefined: not paced. */
+  pacing?: SendPacing | undefined;
 }
 
 /** Telegram through the Bot API: webhook updates in, `sendMessage` out. */
@@ -26,6 +29,7 @@ export function createTelegramChannel(options: TelegramChannelOptions): Channel 
     ...TELEGRAM_ROUTE,
     unsupportedReply: "Sorry, that message type is not supported yet.",
     sendTimeoutMs: options.apiTimeoutMs,
+    pacing: options.pacing,
     unauthenticated: options.secretToken === undefined ? "allowUnauthenticated: true" : undefined,
 
     authenticate(headers) {

@@ -1,5 +1,6 @@
 import type { Channel } from "../../channel.js";
 import { DEFAULT_API_TIMEOUT_MS, OptionChecks, optionsObject } from "../../options.js";
+import { checkPacing, type PacingOptions, TELEGRAM_PACING } from "../../pacing.js";
 import { createTelegramChannel } from "./channel.js";
 
 /** Options of `telegram()`. */
@@ -17,13 +18,22 @@ export interface TelegramOptions {
   apiBaseUrl?: string;
   /** Default 10,000. */
   apiTimeoutMs?: number;
+  /** How fast replies go out; defaults: the chat product's documented limits (`TELEGRAM_PACING`). */
+  pacing?: PacingOptions;
 }
 
 export const TELEGRAM_DEFAULT_API_BASE_URL = "https://api.telegram.org";
 const SECRET_TOKEN = /^[A-Za-z0-9_-]{1,256}$/;
 const BOT_TOKEN = /^\d+:[A-Za-z0-9_-]+$/;
 
-const OPTIONS = ["botToken", "secretToken", "allowUnauthenticated", "apiBaseUrl", "apiTimeoutMs"] as const;
+const OPTIONS = [
+  "botToken",
+  "secretToken",
+  "allowUnauthenticated",
+  "apiBaseUrl",
+  "apiTimeoutMs",
+  "pacing",
+] as const;
 
 /**
  * Telegram (Bot API webhook). Throws a ConfigError naming each option it cannot work with. Without a
@@ -49,11 +59,13 @@ export function telegram(options: TelegramOptions): Channel {
   }
   const apiBaseUrl = checks.url("apiBaseUrl", given.apiBaseUrl, TELEGRAM_DEFAULT_API_BASE_URL);
   const apiTimeoutMs = checks.integer("apiTimeoutMs", given.apiTimeoutMs, DEFAULT_API_TIMEOUT_MS, 1);
+  const pacing = checkPacing(checks, given.pacing, TELEGRAM_PACING);
   checks.done();
   return createTelegramChannel({
     botToken: botToken as string,
     secretToken: secretToken as string | undefined,
     apiBaseUrl,
     apiTimeoutMs,
+    pacing,
   });
 }

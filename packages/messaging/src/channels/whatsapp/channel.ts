@@ -1,6 +1,7 @@
 import type { CallOptions, Channel, OutboundReply } from "../../channel.js";
 import { splitIntoNumberedChunks } from "../../chunk.js";
 import { DeliveryError } from "../../errors.js";
+import type { SendPacing } from "../../pacing.js";
 import { WHATSAPP_ROUTE } from "../routes.js";
 import { postJson } from "../send.js";
 import { verifyWhatsAppHandshake } from "./handshake.js";
@@ -18,6 +19,8 @@ export interface WhatsAppChannelOptions {
   phoneNumberId: string;
   apiBaseUrl: string;
   apiTimeoutMs: number;
+  /** Undefined: not paced. */
+  pacing?: SendPacing | undefined;
 }
 
 /** A phone number as WhatsApp writes one in `from` and `wa_id`: digits only, no `+`. */
@@ -38,6 +41,7 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): Channel 
     ...WHATSAPP_ROUTE,
     unsupportedReply: "Sorry, that message type is not supported yet.",
     sendTimeoutMs: options.apiTimeoutMs,
+    pacing: options.pacing,
     unauthenticated: options.appSecret === undefined ? "skipSignatureValidation: true" : undefined,
 
     verifyHandshake(query) {

@@ -1,5 +1,6 @@
 import type { Channel } from "../../channel.js";
 import { DEFAULT_API_TIMEOUT_MS, OptionChecks, optionsObject } from "../../options.js";
+import { checkPacing, type PacingOptions, WHATSAPP_PACING } from "../../pacing.js";
 import { createWhatsAppChannel } from "./channel.js";
 
 /** Options of `whatsapp()`. */
@@ -18,6 +19,8 @@ export interface WhatsAppOptions {
   apiBaseUrl?: string;
   /** Default 10,000. */
   apiTimeoutMs?: number;
+  /** How fast replies go out; defaults: the chat product's documented limits (`WHATSAPP_PACING`). */
+  pacing?: PacingOptions;
 }
 
 const WHATSAPP_DEFAULT_API_BASE_URL = "https://graph.facebook.com/v25.0";
@@ -30,6 +33,7 @@ const OPTIONS = [
   "phoneNumberId",
   "apiBaseUrl",
   "apiTimeoutMs",
+  "pacing",
 ] as const;
 
 /**
@@ -51,6 +55,7 @@ export function whatsapp(options: WhatsAppOptions): Channel {
   }
   const apiBaseUrl = checks.url("apiBaseUrl", given.apiBaseUrl, WHATSAPP_DEFAULT_API_BASE_URL);
   const apiTimeoutMs = checks.integer("apiTimeoutMs", given.apiTimeoutMs, DEFAULT_API_TIMEOUT_MS, 1);
+  const pacing = checkPacing(checks, given.pacing, WHATSAPP_PACING);
   checks.done();
   return createWhatsAppChannel({
     verifyToken,
@@ -59,5 +64,6 @@ export function whatsapp(options: WhatsAppOptions): Channel {
     phoneNumberId: phoneNumberId as string,
     apiBaseUrl,
     apiTimeoutMs,
+    pacing,
   });
 }
