@@ -34,7 +34,7 @@ export function createSignatureVerifier(alg: Alg, key: KeyObject): (token: strin
 }
 
 /**
- * The floor issue 29 names: signature + decode + alg/exp check. Both parts base64url-decoded and parsed, the
+ * The floor the uncached-verification targets compare with: signature + decode + alg/exp check. Both parts base64url-decoded and parsed, the
  * header's `alg` compared, `exp` checked, the signature by `createSignatureVerifier`; nothing a real verifier may
  * skip is left out, and nothing else is done, so every real verifier costs at least this.
  */

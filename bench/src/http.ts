@@ -10,7 +10,7 @@ const HTTP_ALGORITHMS = ["HS256", "RS256"] as const satisfies readonly Alg[];
 type HttpAlg = (typeof HTTP_ALGORITHMS)[number];
 const SERVER_SCRIPT = join(import.meta.dirname, "servers", "http-server.ts");
 const CONNECTIONS = 10;
-/** Issue 29 asks for the same-token rows at both loads: an independent run used 10, an earlier bench 100. */
+/** The same-token rows are measured at both loads: an independent run used 10, an earlier bench 100. */
 const HIGH_CONNECTIONS = 100;
 const AT_BOTH_LOADS: readonly CaseId[] = ["honoBare", "honoHeader", "honoOurs"];
 
@@ -343,7 +343,7 @@ export async function runHttpGroup(options: { quick: boolean }): Promise<GroupRe
   });
   const targets: Target[] = [];
   for (const alg of HTTP_ALGORITHMS) {
-    // Issue 29: within 3% of a middleware that only reads the Authorization header, which is @hono/node-server's
+    // The target: within 3% of a middleware that only reads the Authorization header, which is @hono/node-server's
     // own cost for any middleware that reads a header; at both loads.
     for (const [connections, of] of loads) {
       const same = rpsRatio(of(alg), "honoOurs", "honoBare");

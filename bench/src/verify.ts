@@ -425,7 +425,7 @@ export async function runVerifyGroup(options: { quick: boolean }): Promise<Group
     const ours = figures(results[alg], "oursNoCache");
     const floor = figures(results[alg], "floor");
     const fastJwt = figures(results[alg], "fastJwt");
-    // Issue 29: at or below fast-jwt (no cache) in the same run, and at most 1.1x the floor.
+    // The target: at or below fast-jwt (no cache) in the same run, and at most 1.1x the floor.
     const goal = "CPU/op (32 in flight) ≤ fast-jwt's and ≤ 1.1x node:crypto floor";
     if (!ours || !floor)
       return {
@@ -526,7 +526,7 @@ export async function runVerifyGroup(options: { quick: boolean }): Promise<Group
     method: [
       "One key pair per algorithm (RSA 2048, P-256, Ed25519, a 32-byte HMAC secret) and one token per algorithm, made once; every verifier gets its key in the form it takes pre-imported (KeyObject, CryptoKey, PEM string for fast-jwt and hono's string row).",
       `Each row is first run once and must accept the token. Then ${options.quick ? 1 : ROUNDS} rounds, each round rotating the row order: one-at-a-time latency with tinybench (median of the round), then CPU per op with ${IN_FLIGHT} verifications in flight for ${SLICE_MS} ms (process.cpuUsage() across batches of ${IN_FLIGHT} concurrent calls, which counts libuv's thread pool, ÷ ops). Figures are the median over rounds.`,
-      "The floor is what issue 29 names, signature + decode + alg/exp check: header and payload base64url-decoded and JSON-parsed, `alg` compared, `exp` checked, then the signature (node:crypto one-shot `verify`, or `createHmac` + `timingSafeEqual`, over the signing input with a KeyObject made once). The signature-only row is that last step alone (the DPoP target's proof check). The floor is measured a second time, last in the rotating order: the two differ only by where and when they ran, which is this run's resolution for rows that close.",
+      "The floor is signature + decode + alg/exp check: header and payload base64url-decoded and JSON-parsed, `alg` compared, `exp` checked, then the signature (node:crypto one-shot `verify`, or `createHmac` + `timingSafeEqual`, over the signing input with a KeyObject made once). The signature-only row is that last step alone (the DPoP target's proof check). The floor is measured a second time, last in the rotating order: the two differ only by where and when they ran, which is this run's resolution for rows that close.",
       `Ours runs \`createJwtAuth({ verificationKeys: [key], algorithm, authorization: false, cache })\` → \`authenticateNow({ method, path, headers })\` (what every adapter calls; synchronous once the keys are loaded), i.e. token extraction, path reading and auth-state building included; cache on = the package default cache. \`@agent-platform/jwt-rbac\` resolved to \`${resolvedEntry("@agent-platform/jwt-rbac")}\`.`,
       "DPoP row: the token carries `cnf.jkt` of the bench client's P-256 key and each call a fresh ES256 proof (signed before measuring, 60 000 per algorithm), through `dpop: {}` with its in-memory replay store: a token cache hit plus one proof check. Introspected row: an opaque token answered active by a local introspection endpoint, served from the caches after the first two calls.",
     ],

@@ -22,7 +22,7 @@ const FLOOR_SCRIPT = join(import.meta.dirname, "servers", "insert-per-request.ts
 const CONNECTION_COUNTS = [10, 100] as const;
 /** Deliveries signed ahead per second of a load run: above any rate a case reaches on this machine. */
 const PREPARED_PER_SECOND = 8_000;
-/** POST /whatsapp/webhook (group commit) at 100 connections in the full run published before issue 29 (`3a94505`). */
+/** POST /whatsapp/webhook (group commit) at 100 connections in the earlier published full run (`3a94505`). */
 const BEFORE_ACK_REQUESTS_PER_SECOND = 5_457;
 export const PHONE_NUMBER_ID = "100000000000001";
 
@@ -306,15 +306,15 @@ export async function runWebhookGroup(options: { quick: boolean }): Promise<Grou
     const rpsRatio = burst.webhookAfter.requestsPerSecond / burst.bare.requestsPerSecond;
     const targets: Target[] = [
       {
-        // Issue 29: not below the run published before it; the ratio to the bare route is bounded by the two cores the
+        // The target: not below the earlier published run; the ratio to the bare route is bounded by the two cores the
         // server, PostgreSQL and the load generator share (BENCHMARKS.md, profiles), so it is reported, not the goal.
         name: "Webhook acknowledgement throughput, 100 connections",
-        goal: `≥ ${sig(BEFORE_ACK_REQUESTS_PER_SECOND)} req/s (the run before issue 29)`,
+        goal: `≥ ${sig(BEFORE_ACK_REQUESTS_PER_SECOND)} req/s (the earlier published run)`,
         measured: `${sig(burst.webhookAfter.requestsPerSecond)} vs ${sig(burst.bare.requestsPerSecond)} req/s = ${rpsRatio.toFixed(2)}x (before: ${(burst.webhookBefore.requestsPerSecond / burst.bare.requestsPerSecond).toFixed(2)}x)${valid ? "" : " (INVALID RUN)"}`,
         met: valid ? burst.webhookAfter.requestsPerSecond >= BEFORE_ACK_REQUESTS_PER_SECOND : null,
       },
       {
-        // Issue 29: the CPU a delivery costs the server, against a request that does nothing, in the same run.
+        // The target: the CPU a delivery costs the server, against a request that does nothing, in the same run.
         name: "Webhook acknowledgement server CPU, 100 connections",
         goal: "≤ 2x the bare route's server CPU per request",
         measured: `${sig(burst.webhookAfter.serverCpuUsPerRequest)} vs ${sig(burst.bare.serverCpuUsPerRequest)} µs = ${(burst.webhookAfter.serverCpuUsPerRequest / burst.bare.serverCpuUsPerRequest).toFixed(2)}x${valid ? "" : " (INVALID RUN)"}`,

@@ -36,7 +36,7 @@ const workerd = runtimeBinary("workerd", "@cloudflare/workerd-linux-64", "bin/wo
 describe.skipIf(workerd === undefined)("workerd", () => {
   it("runs the Worker bundled with esbuild as the READMEs say (workerd condition, WebCrypto builds)", async () => {
     const consumerDir = inject("consumerDir");
-    // The recipe of packages/jwt-rbac/README.md and packages/messaging/README.md, "Runtimes": wrangler's
+    // The recipe of packages/jwt-rbac/docs/runtimes.md and packages/messaging/README.md, "Runtimes": wrangler's
     // own esbuild settings.
     await build({
       entryPoints: [join(consumerDir, "worker.ts")],

@@ -1,23 +1,10 @@
-import { resolve } from "node:path";
 import { defineConfig, type Options } from "tsup";
-
-type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
 
 const entry = {
   index: "src/index.ts",
   hono: "src/hono/index.ts",
   express: "src/express/index.ts",
   fetch: "src/fetch/index.ts",
-};
-
-// The Node build swaps the one runtime-specific module (signature verification, JWKS files).
-const nodeRuntime: Plugin = {
-  name: "node-runtime",
-  setup(build) {
-    build.onResolve({ filter: /^\.\/runtime\.js$/ }, (args) =>
-      args.importer.endsWith(resolve("src/index.ts")) ? { path: resolve("src/node/runtime.ts") } : undefined,
-    );
-  },
 };
 
 const common: Options = {
@@ -33,13 +20,17 @@ const common: Options = {
   clean: false,
 };
 
+// The one runtime-specific module (signature verification, JWKS files) is `#runtime`, chosen by package.json's
+// "imports" conditions as every tool resolves it: the `node` condition gives src/node/runtime.ts (tsc, editors and
+// vitest run as Node, so they see that file, as the dist/node build does), anything else src/runtime.ts (WebCrypto).
 export default defineConfig([
-  { ...common, outDir: "dist", dts: true },
   {
     ...common,
-    outDir: "dist/node",
-    dts: false,
-    platform: "node",
-    esbuildPlugins: [nodeRuntime],
+    outDir: "dist",
+    dts: true,
+    // "neutral" turns off esbuild's `node` condition, so `#runtime` resolves to the WebCrypto file; the core
+    // imports no Node built-in (test/runtime-neutral.test.ts), and every dependency stays external.
+    platform: "neutral",
   },
+  { ...common, outDir: "dist/node", dts: false, platform: "node" },
 ]);

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -14,8 +14,9 @@ import { describe, expect, it } from "vitest";
  * `pnpm build && UPDATE_EXPORTS=1 npx vitest run exports.test` at the repository root.
  *
  * Also held to the same list: every export has a doc comment (what an editor shows a user), and the package README's
- * `## API` section names every export of every entry and nothing else. Its format, so that the check is exact: per
- * entry point a level-3 heading that is its specifier in backticks (`@agent-platform/x`, `@agent-platform/x/hono`),
+ * `## API` section (or `docs/api.md`'s `# API`, where the README is a front page) names every export of every entry and
+ * nothing else. Its format, so that the check is exact: per
+ * entry point a heading one level below the section's that is its specifier in backticks (`@agent-platform/x`, `@agent-platform/x/hono`),
  * then a table whose rows' first cell is one export, `` `name` ``, or `` type `name` `` for a type-only one; the other
  * cells are free text.
  */
@@ -76,14 +77,14 @@ export function describeExportsSnapshot(packageDir: string): void {
       expect(undocumented, "write a short what/why doc comment on each").toEqual([]);
     });
 
-    it("README's `## API` section lists each entry point's exports, and only those", () => {
-      const listed = apiSection(readFileSync(join(packageDir, "README.md"), "utf8"), manifest.name);
+    it("the API section (README.md's `## API`, or docs/api.md) lists each entry point's exports, and only those", () => {
+      const listed = apiSection(readFileSync(apiDocument(packageDir), "utf8"), manifest.name);
       const byEntry = Object.fromEntries(
         Object.entries(declared).map(([subpath, names]) => [subpath, [...names].sort()]),
       );
       expect(
         Object.fromEntries(Object.entries(listed).map(([subpath, names]) => [subpath, [...names].sort()])),
-        "README.md ## API: one `### `<specifier>`` per entry, one row per export (see exports-snapshot.ts)",
+        `${apiDocument(packageDir)}: one \`### \`<specifier>\`\` per entry, one row per export (see exports-snapshot.ts)`,
       ).toEqual(byEntry);
     });
   });
@@ -97,13 +98,15 @@ export function describeExportsSnapshot(packageDir: string): void {
  */
 function apiSection(readme: string, packageName: string): Record<string, string[]> {
   const lines = readme.split("\n");
-  const start = lines.findIndex((line) => line.trim() === "## API");
-  if (start === -1) throw new Error("README.md has no `## API` section");
-  const end = lines.findIndex((line, index) => index > start && /^#{1,2} /.test(line));
+  const start = lines.findIndex((line) => /^#{1,2} API$/.test(line.trim()));
+  if (start === -1) throw new Error("no `## API` section (README.md) or `# API` (docs/api.md)");
+  // The section ends at the next heading of its level or above; an entry's heading is one level below it.
+  const level = (lines[start] as string).trim().indexOf(" ");
+  const end = lines.findIndex((line, index) => index > start && new RegExp(`^#{1,${level}} `).test(line));
   const result: Record<string, string[]> = {};
   let current: string[] | undefined;
   for (const line of lines.slice(start + 1, end === -1 ? undefined : end)) {
-    const heading = /^### `([^`]+)`$/.exec(line.trim());
+    const heading = new RegExp(`^#{${level + 1}} \`([^\`]+)\`$`).exec(line.trim());
     if (heading) {
       const specifier = heading[1] as string;
       const subpath =
@@ -126,6 +129,15 @@ function apiSection(readme: string, packageName: string): Record<string, string[
     current.push(`${name[1] ?? ""}${name[2]}`);
   }
   return result;
+}
+
+/**
+ * Where a package lists its exports: `docs/api.md` (its `# API` section) when the package has one, a README kept
+ * to a front page links to it; else the README's `## API` section.
+ */
+function apiDocument(packageDir: string): string {
+  const docs = join(packageDir, "docs", "api.md");
+  return existsSync(docs) ? docs : join(packageDir, "README.md");
 }
 
 /** Every file of one side (`import` or `require`) of an exports-map target, but its types. */

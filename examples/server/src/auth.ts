@@ -7,6 +7,7 @@ import { DOCS_FILE_PATHS } from "./http/docs.js";
 import { READY_PATH } from "./http/routes/ready.js";
 import { MESSAGING_ROUTE_POLICY } from "./messaging/index.js";
 import { serviceTokenVerifier } from "./service-tokens.js";
+import { StartupError } from "./startup-error.js";
 
 /** RFC 9728 protected-resource metadata: public, so MCP clients can find the authorization server. */
 export const PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource";
@@ -41,21 +42,6 @@ export function protectedResourceMetadata(
     // RFC 6750 methods: the cookie is not one of them.
     bearer_methods_supported: jwt.tokenSource === "cookie" ? [] : ["header"],
   };
-}
-
-export class StartupError extends Error {
-  constructor(
-    readonly code:
-      | "NO_JWT_KEY_IN_PRODUCTION"
-      | "PORT_IN_USE"
-      | "DATA_DIR_LOCKED"
-      | "DATA_DIR_FULL"
-      | "DATABASE_UNREACHABLE",
-    message: string,
-  ) {
-    super(message);
-    this.name = "StartupError";
-  }
 }
 
 /** Security is never silently off: production without a key source refuses to start. */

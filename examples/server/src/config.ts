@@ -4,7 +4,7 @@ import { type JwtAlgorithm, keySourcesFromEnv, SUPPORTED_ALGORITHMS } from "@age
 import { DEFAULT_RETRY, MAX_RETRY_ATTEMPTS, MAX_RETRY_WAIT_MS } from "@agent-platform/migrator";
 import { z } from "zod";
 import { describeEnvIssues, envBoolean, envEnum, envInteger, envList, envText, envUrl } from "./env-vars.js";
-import { messagingConfigSchema } from "./messaging/index.js";
+import { messagingConfigSchema } from "./messaging/config.js";
 import { envServiceTokens, type ServiceToken } from "./service-tokens.js";
 
 /** Ids are path segments and log fields; `all` is the route that migrates every database. */

@@ -2,9 +2,9 @@ import { join } from "node:path";
 import { createMigrator, type MigrateOptions, type Migration, type Migrator } from "@agent-platform/migrator";
 import type { Logger } from "pino";
 import postgres, { type Sql } from "postgres";
-import { StartupError } from "./auth.js";
 import type { ServerConfig } from "./config.js";
 import { DiskSpaceGuard, isNoSpace, noSpaceMessage } from "./disk-full.js";
+import { StartupError } from "./startup-error.js";
 
 /** A registered database: its pool, its migrator over the platform schema, and how to close it. */
 export interface RegisteredDatabase {

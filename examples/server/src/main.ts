@@ -1,7 +1,7 @@
 import type { DestinationStream } from "pino";
-import { StartupError } from "./auth.js";
 import { loadConfig, redactUrl, type ServerConfig } from "./config.js";
 import { type RunningServer, startServer } from "./server.js";
+import { StartupError } from "./startup-error.js";
 import { startupFailureLine } from "./startup-failure.js";
 
 /** How long the inbox database gets to answer at startup before the server refuses to run without it. */

@@ -6,7 +6,7 @@ import { getRequestListener } from "@hono/node-server";
 import type { DestinationStream, Logger } from "pino";
 import type { Sql } from "postgres";
 import { createApp } from "./app.js";
-import { assertKeyConfigured, jwtOptions, protectedResourceMetadata, StartupError } from "./auth.js";
+import { assertKeyConfigured, jwtOptions, protectedResourceMetadata } from "./auth.js";
 import { hasJwtKey, type ServerConfig } from "./config.js";
 import { openDatabases, type RegisteredDatabase } from "./databases.js";
 import {
@@ -23,6 +23,7 @@ import { type ServerMessaging, wireMessaging } from "./messaging/index.js";
 import { canonicalVersion, pendingLine } from "./migrate.js";
 import { platformMigrations } from "./migrations/index.js";
 import { wireObservability } from "./observability/index.js";
+import { StartupError } from "./startup-error.js";
 
 export interface StartServerOptions {
   /** Replaces the platform schema's migrations (tests use a list with an irreversible step). */

@@ -1,6 +1,6 @@
 import { ConfigError } from "@agent-platform/common";
 import { describe, expect, it } from "vitest";
-import { StartupError } from "./auth.js";
+import { StartupError } from "./startup-error.js";
 import { startupFailureLine } from "./startup-failure.js";
 
 /** What PGlite's file system (Emscripten) throws when the disk is full: not an Error, no message. */

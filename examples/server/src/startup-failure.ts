@@ -1,5 +1,5 @@
 import { isConfigError } from "@agent-platform/common";
-import { StartupError } from "./auth.js";
+import { StartupError } from "./startup-error.js";
 
 /**
  * One line for the operator, naming the cause and the fix: a configuration error lists its problems on that

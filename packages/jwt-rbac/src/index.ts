@@ -1,7 +1,7 @@
 import type { JWTPayload } from "jose";
+import { runtime } from "#runtime";
 import { createJwtAuthOn, type JwtAuth } from "./auth.js";
 import type { JwtRbacOptions } from "./options.js";
-import { runtime } from "./runtime.js";
 
 // The platform's shared configuration error and logger shape, so a user of this package needs no other import.
 export {
@@ -44,13 +44,13 @@ export {
   type SqlQuery,
 } from "./token/dpop/postgres-replay-store.js";
 export { MemoryReplayStore } from "./token/dpop/replay.js";
-export type { HeadersInput } from "./token/headers.js";
+export type { HeadersInput } from "./token/index.js";
 export type {
   ClientAuth,
   IntrospectionOptions,
   TokenVerifierHook,
 } from "./token/introspection/options.js";
-export type { PublicOrigin, PublicOriginRequest } from "./token/public-origin.js";
+export type { PublicOrigin, PublicOriginRequest } from "./token/read/public-origin.js";
 export type { IssuerResolver } from "./token/tenants/options.js";
 
 /**

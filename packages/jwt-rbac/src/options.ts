@@ -4,8 +4,10 @@ import type { AuditMode, DecisionListener } from "./audit/decision.js";
 import type { RbacPolicy } from "./rbac/policy.js";
 import type { DpopOptions } from "./token/dpop/options.js";
 import type { IntrospectionOptions, TokenVerifierHook } from "./token/introspection/options.js";
-import type { PublicOrigin } from "./token/public-origin.js";
-import type { IssuerResolver } from "./token/tenants/options.js";
+import type { PublicOrigin } from "./token/read/public-origin.js";
+import type { IssuerOptions, IssuerResolver } from "./token/tenants/options.js";
+
+export type { IssuerOptions } from "./token/tenants/options.js";
 
 /** Where the token is read from. */
 export const TokenSource = {
@@ -42,27 +44,6 @@ export interface CacheOptions {
   ttlMs: number;
 }
 
-/** One trusted token issuer, with its own keys and settings (`issuers`). */
-export interface IssuerOptions {
-  /** Compared exactly, as a string, with the token's `iss`. */
-  issuer: string;
-  /** This issuer's remote JWKS (https, or http on loopback). */
-  jwksUrl?: string;
-  /** `true`: find the JWKS through `{issuer}/.well-known/openid-configuration` (read once, issuer checked). */
-  discovery?: boolean;
-  verificationKeys?: readonly string[];
-  jwks?: JSONWebKeySet;
-  /** Expected audience for this issuer's tokens. Default: the top-level `audience`. */
-  audience?: string | readonly string[];
-  /** Accepted algorithms for this issuer. Default: the top-level ones. */
-  algorithms?: readonly string[];
-  /**
-   * For a template `issuer` (one `{placeholder}`, as in `https://login.microsoftonline.com/{tenantid}/v2.0`):
-   * the tenants trusted, as an allow-list or a validator of the placeholder's value. Required for templates.
-   */
-  tenants?: readonly string[] | ((tenant: string) => boolean);
-}
-
 /** Fetch discipline of remote key sets (`jwksUrl`, `discovery`). */
 export interface RemoteKeysOptions {
   /** Whole exchange, in milliseconds. Default 5000. */
@@ -75,7 +56,7 @@ export interface RemoteKeysOptions {
   maxAgeMs?: number;
 }
 
-/** Options of `createJwtAuth` and every adapter; each is described in the README's Options table. */
+/** Options of `createJwtAuth` and every adapter; each is described in the README's Options table and docs/options.md. */
 export interface JwtRbacOptions {
   /** Public keys (PEM SPKI, PEM certificate, JWK as JSON) or, for HS*, shared secrets. Tried in order. */
   verificationKeys?: readonly string[];
@@ -168,16 +149,16 @@ export interface JwtRbacOptions {
    * any other, or none, is `invalid_token`. Default: `typ` is not read.
    */
   requireTyp?: string;
-  /** Sender-constrained tokens (RFC 9449); see the README's "Sender-constrained tokens". */
+  /** Sender-constrained tokens (RFC 9449); see docs/dpop.md. */
   dpop?: DpopOptions;
-  /** Opaque tokens by RFC 7662 introspection; see the README's "Opaque tokens". */
+  /** Opaque tokens by RFC 7662 introspection; see docs/opaque-tokens.md. */
   introspection?: IntrospectionOptions;
   /** First-party opaque tokens (service-account tokens): `(token) => claims | null`, cached like introspection. */
   tokenVerifier?: TokenVerifierHook;
   /**
    * Called with every refusal (and, with `audit: "all"`, every authenticated request passed on) as an
-   * `AccessDecision`, after the answer is handed back; never awaited, and what it throws is logged. See the
-   * README's "Audit trail and metrics".
+   * `AccessDecision`, after the answer is handed back; never awaited, and what it throws is logged. See
+   * docs/audit.md.
    */
   onDecision?: DecisionListener;
   /** Which decisions reach `onDecision`: `"denied"` (default) or `"all"`. */

@@ -1,7 +1,7 @@
 import { configError } from "@agent-platform/common/internal";
-import { portableBase64Url } from "./token/base64url.js";
-import { webCryptoVerifier } from "./token/signature.js";
-import type { Runtime } from "./token/signature-types.js";
+import { portableBase64Url } from "./token/verify/base64url.js";
+import { webCryptoVerifier } from "./token/verify/signature.js";
+import type { Runtime } from "./token/verify/signature-types.js";
 
 /**
  * The runtime-neutral build (jose over WebCrypto). The package's `node` export condition points at a
@@ -15,5 +15,12 @@ export const runtime: Runtime = {
       "jwt-rbac",
       `jwksFile ("${path}") needs Node.js file access; on this runtime pass the JWKS inline with \`jwks\``,
     );
+  },
+  // WebCrypto, on every runtime with `crypto.subtle` (Node 20, Bun, Deno, workerd, browsers).
+  async sha256Hex(text: string): Promise<string> {
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+    let hex = "";
+    for (const byte of digest) hex += byte.toString(16).padStart(2, "0");
+    return hex;
   },
 };

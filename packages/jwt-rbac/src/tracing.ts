@@ -1,9 +1,9 @@
 import { inSpan, type Tracer, tracerFor } from "@agent-platform/common/internal";
-import type { AuthResult } from "./auth.js";
-import { isSupportedAlgorithm } from "./token/algorithms.js";
-import type { Base64UrlCodec } from "./token/base64url.js";
+import type { AuthRequest, AuthResult } from "./request.js";
+import { isSupportedAlgorithm } from "./token/verify/algorithms.js";
+import type { Base64UrlCodec } from "./token/verify/base64url.js";
 
-/** The span of each authentication, when an OpenTelemetry SDK is registered (see the README's "Tracing"). */
+/** The span of each authentication, when an OpenTelemetry SDK is registered (see docs/audit.md, "Tracing"). */
 export const AUTHENTICATE_SPAN = "jwt-rbac authenticate";
 
 export const authTracer: () => Tracer | undefined = tracerFor("@agent-platform/jwt-rbac");
@@ -44,4 +44,18 @@ export function traced<C extends object>(
       return result instanceof Promise ? result.then(record) : record(result);
     },
   );
+}
+
+/** What a span records before the decision: the token header's algorithm and whether the token was cached. */
+export type SpanFacts = (request: AuthRequest) => () => { algorithm: string | undefined; cacheHit: boolean };
+
+/** `decide` in a span when an OpenTelemetry SDK is registered; one property read otherwise. */
+export function withSpans<C extends object>(
+  decide: (request: AuthRequest) => AuthResult<C> | Promise<AuthResult<C>>,
+  facts: SpanFacts,
+): (request: AuthRequest) => AuthResult<C> | Promise<AuthResult<C>> {
+  return (request) => {
+    const tracer = authTracer();
+    return tracer === undefined ? decide(request) : traced(tracer, facts(request), () => decide(request));
+  };
 }

@@ -3,7 +3,7 @@ import { createJwtAuthOn, type JwtAuth } from "../src/auth.js";
 import { PLATFORM_POLICY } from "../src/index.js";
 import { runtime as nodeRuntime } from "../src/node/runtime.js";
 import { runtime as webRuntime } from "../src/runtime.js";
-import type { Runtime } from "../src/token/signature-types.js";
+import type { Runtime } from "../src/token/verify/signature-types.js";
 import { sign, testKeys } from "./fixtures/keys.js";
 import { OWN_ROUTES, PLATFORM_256_TABLE, platformAnswer } from "./fixtures/platform-2.5.6.js";
 
@@ -145,7 +145,8 @@ describe("the generic core", () => {
     ];
     for (const dir of ["token", "rbac"]) {
       const root = new URL(`../src/${dir}/`, import.meta.url);
-      for (const file of readdirSync(root).filter(
+      // Every folder below too (token/read, token/verify, token/keys, ...).
+      for (const file of readdirSync(root, { recursive: true, encoding: "utf8" }).filter(
         (name) => name.endsWith(".ts") && !name.endsWith(".test.ts"),
       )) {
         const text = readFileSync(new URL(file, root), "utf8");

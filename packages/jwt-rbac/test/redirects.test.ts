@@ -7,7 +7,7 @@ import { createJwtAuthOn } from "../src/auth.js";
 import type { JwtRbacOptions } from "../src/index.js";
 import { runtime as nodeRuntime } from "../src/node/runtime.js";
 import { runtime as webRuntime } from "../src/runtime.js";
-import type { Runtime } from "../src/token/signature-types.js";
+import type { Runtime } from "../src/token/verify/signature-types.js";
 import { type ProviderKey, providerKey } from "./fixtures/oidc-provider.js";
 
 // The configured JWKS (or issuer) URL is the trust anchor: a redirect may move the document within its origin

@@ -4,7 +4,7 @@ import { createJwtAuthOn } from "../src/auth.js";
 import type { JwtRbacOptions } from "../src/index.js";
 import { runtime as nodeRuntime } from "../src/node/runtime.js";
 import { runtime as webRuntime } from "../src/runtime.js";
-import type { Runtime } from "../src/token/signature-types.js";
+import type { Runtime } from "../src/token/verify/signature-types.js";
 import { NOW_S } from "./fixtures/keys.js";
 import { type OidcProvider, type ProviderKey, providerKey, startProvider } from "./fixtures/oidc-provider.js";
 

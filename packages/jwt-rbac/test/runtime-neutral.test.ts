@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 // The core must run on Bun, Deno, Workers and browsers: no Node built-ins outside `src/node/`,
@@ -35,4 +36,40 @@ describe("runtime-neutral core", () => {
       expect(readFileSync(file, "utf8")).not.toMatch(/\bprocess\./);
     },
   );
+});
+
+describe("#runtime: every tool resolves the runtime file its build uses", () => {
+  const packageDir = join(import.meta.dirname, "..");
+  const chunks = (dir: string): string =>
+    readdirSync(join(packageDir, dir))
+      .filter((file) => /\.(c?js)$/.test(file))
+      .map((file) => readFileSync(join(packageDir, dir, file), "utf8"))
+      .join("\n");
+
+  it("tsc and editors (Node resolution, `node` condition) see src/node/runtime.ts", () => {
+    const { resolvedModule } = ts.resolveModuleName(
+      "#runtime",
+      join(srcDir, "index.ts"),
+      {
+        module: ts.ModuleKind.NodeNext,
+        moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      },
+      ts.sys,
+    );
+    expect(resolvedModule?.resolvedFileName).toBe(join(srcDir, "node", "runtime.ts"));
+  });
+
+  it("vitest (on Node) runs the Node runtime", async () => {
+    const { runtime } = await import("#runtime");
+    expect(runtime.verifier.name).toBe("node:crypto");
+  });
+
+  it("the built dist is WebCrypto only, dist/node node:crypto only (ESM and CommonJS)", () => {
+    const web = chunks("dist");
+    const node = chunks("dist/node");
+    expect(web).toContain('"webcrypto"');
+    expect(web).not.toMatch(/["']node:/);
+    expect(node).toContain('"node:crypto"');
+    expect(node).not.toContain('"webcrypto"');
+  });
 });

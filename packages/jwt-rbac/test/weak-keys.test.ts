@@ -11,10 +11,10 @@ import type { JwtRbacOptions } from "../src/index.js";
 import { ConfigError } from "../src/index.js";
 import { runtime as nodeRuntime } from "../src/node/runtime.js";
 import { runtime as webRuntime } from "../src/runtime.js";
-import { keyWeakness } from "../src/token/key-strength.js";
-import { hasRocaFingerprint } from "../src/token/roca.js";
-import type { Runtime } from "../src/token/signature-types.js";
-import { jwksKeyLabel, WeakKeyFilter } from "../src/token/weak-keys.js";
+import { keyWeakness } from "../src/token/keys/key-strength.js";
+import { hasRocaFingerprint } from "../src/token/keys/roca.js";
+import { jwksKeyLabel, WeakKeyFilter } from "../src/token/keys/weak-keys.js";
+import type { Runtime } from "../src/token/verify/signature-types.js";
 import { craft, rsaSigner } from "./fixtures/hostile-tokens.js";
 import {
   b64,

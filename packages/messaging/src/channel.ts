@@ -1,4 +1,3 @@
-import type { ChannelRoute } from "./channels/routes.js";
 import type { SendPacing } from "./pacing.js";
 
 /**
@@ -148,4 +147,18 @@ export interface Channel extends ChannelRoute {
   send(reply: OutboundReply, options?: CallOptions): Promise<void>;
   /** Conversation id handed to the agent, stable per conversation. */
   sessionId(message: Pick<InboundMessage, "accountId" | "from" | "conversation" | "thread">): string;
+}
+
+/** Where a channel is mounted and how its requests authenticate: data for routers and API docs. */
+export interface ChannelRoute {
+  /** `/{name}/status`, `/{name}/inbox`, and the inbox's channel column. */
+  name: string;
+  webhookPath: string;
+  /**
+   * How the chat product checks the URL: a GET with a query (WhatsApp), a POST whose body carries a
+   * challenge (Slack's `url_verification`), or not at all (Telegram).
+   */
+  handshake: "query" | "body" | "none";
+  /** Request headers that authenticate a delivery, with what they carry (for the API description). */
+  authHeaders: Record<string, string>;
 }

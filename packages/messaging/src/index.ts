@@ -12,6 +12,7 @@ export { createHttpAgent } from "./agents/http.js";
 export type {
   CallOptions,
   Channel,
+  ChannelRoute,
   HandshakeResult,
   HeaderReader,
   InboundMedia,
@@ -20,7 +21,6 @@ export type {
   OutboundReply,
   ParsedDelivery,
 } from "./channel.js";
-export type { ChannelRoute } from "./channels/routes.js";
 export { type SlackOptions, slack } from "./channels/slack/index.js";
 export { type TelegramOptions, telegram } from "./channels/telegram/index.js";
 export { type WhatsAppOptions, whatsapp } from "./channels/whatsapp/index.js";

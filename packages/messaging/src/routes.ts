@@ -1,4 +1,5 @@
-import { CHANNEL_ROUTES, type ChannelRoute } from "./channels/routes.js";
+import type { ChannelRoute } from "./channel.js";
+import { CHANNEL_ROUTES } from "./channels/routes.js";
 
 /** The scope that lets a token read a channel's inbox (its rows and counts). */
 export const INBOX_SCOPE = "config:read";

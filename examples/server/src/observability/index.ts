@@ -9,9 +9,9 @@ import {
 import type { MiddlewareHandler } from "hono";
 import type { DestinationStream, Logger } from "pino";
 import type { Sql } from "postgres";
-import { StartupError } from "../auth.js";
 import type { ServerConfig } from "../config.js";
 import type { RegisteredDatabase } from "../databases.js";
+import { StartupError } from "../startup-error.js";
 import { auditLog, createAuditLogger } from "./audit.js";
 import { inboxCountsReader } from "./inbox-gauges.js";
 import { createServerMetrics, listenMetrics, type MetricsListener } from "./metrics.js";

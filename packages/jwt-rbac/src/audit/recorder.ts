@@ -1,9 +1,9 @@
 import type { Logger } from "@agent-platform/common";
-import { configError } from "@agent-platform/common/internal";
-import type { AuthResult } from "../auth.js";
 import type { AuthError } from "../errors.js";
+import type { AuthResult } from "../request.js";
 import type { AuthenticatedState } from "../state.js";
-import type { AccessDecision, AuditMode, DecisionListener } from "./decision.js";
+import type { AuditConfig } from "./config.js";
+import type { AccessDecision } from "./decision.js";
 
 /** Longest `jti` reported as the token id; a longer one is replaced by the digest, as a token without one is. */
 const MAX_JTI_LENGTH = 128;
@@ -22,19 +22,6 @@ export interface DecisionSources {
 
 /** `SHA-256(text)` as lower-case hex, synchronously where the runtime can (node:crypto), else a promise. */
 export type HexDigest = (text: string) => string | Promise<string>;
-
-/** The WebCrypto digest, on every runtime with `crypto.subtle` (Node 20, Bun, Deno, workerd, browsers). */
-export const webCryptoSha256Hex: HexDigest = async (text) => {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-  let hex = "";
-  for (const byte of digest) hex += byte.toString(16).padStart(2, "0");
-  return hex;
-};
-
-export interface AuditOptions {
-  readonly onDecision?: DecisionListener | undefined;
-  readonly audit?: AuditMode | undefined;
-}
 
 /** Reports a decision, never delaying or changing the answer it is given. */
 export type DecisionRecorder = (
@@ -64,20 +51,12 @@ function jtiOf(state: AuthenticatedState<object> | undefined): string | undefine
   return typeof jti === "string" && jti !== "" && jti.length <= MAX_JTI_LENGTH ? jti : undefined;
 }
 
-/**
- * The `onDecision`/`audit` options, checked at construction, as a recorder; undefined without `onDecision`, so
- * an authenticator without it runs exactly the code it ran before.
- */
+/** The checked `onDecision`/`audit` options (see `resolveAudit`) as a recorder. */
 export function decisionRecorder(
-  options: AuditOptions,
+  { onDecision, all }: AuditConfig,
   logger: Logger,
   digest: HexDigest,
-): DecisionRecorder | undefined {
-  const { onDecision, audit = "denied" } = options;
-  if (audit !== "denied" && audit !== "all") throw configError("jwt-rbac", 'audit must be "denied" or "all"');
-  if (onDecision === undefined) return undefined;
-  if (typeof onDecision !== "function") throw configError("jwt-rbac", "onDecision must be a function");
-  const all = audit === "all";
+): DecisionRecorder {
   // A verified token's id, computed once per cached state (every request with that token shares it).
   const ids = new WeakMap<object, string>();
 

@@ -9,7 +9,7 @@ import {
   type JwtRbacOptions,
 } from "../index.js";
 import { canonicalPath } from "../rbac/canonical-path.js";
-import { connectionScheme } from "../token/public-origin.js";
+import { connectionScheme } from "../token/index.js";
 
 /** `withJwtRbac` options: the core options and where the handler is mounted. */
 export interface FetchJwtRbacOptions extends JwtRbacOptions {

@@ -8,7 +8,7 @@ import {
   type JwtAuth,
   type JwtRbacOptions,
 } from "../index.js";
-import { connectionScheme, schemeOf } from "../token/public-origin.js";
+import { connectionScheme, schemeOf } from "../token/index.js";
 import { nodeRequestHeaders } from "./node-headers.js";
 
 export type { AuthState, JwtRbacOptions } from "../index.js";

@@ -1,5 +1,5 @@
 import { Buffer, isUtf8 } from "node:buffer";
-import { type Base64UrlCodec, isBase64Url, segmentOf } from "../token/base64url.js";
+import { type Base64UrlCodec, isBase64Url, segmentOf } from "../token/verify/base64url.js";
 
 function decode(input: string, start: number, end: number): Buffer | undefined {
   const segment = segmentOf(input, start, end);

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Runtime } from "../token/signature-types.js";
+import type { Runtime } from "../token/verify/signature-types.js";
 import { nodeBase64Url } from "./base64url.js";
 import { readJwksFile } from "./jwks-file.js";
 import { nodeCryptoVerifier } from "./signature.js";

@@ -6,8 +6,8 @@ import {
   type VerifyKeyObjectInput,
   verify,
 } from "node:crypto";
-import { hashBits } from "../token/algorithms.js";
-import type { ImportedKey, SignatureVerifier } from "../token/signature-types.js";
+import { hashBits } from "../token/verify/algorithms.js";
+import type { ImportedKey, SignatureVerifier } from "../token/verify/signature-types.js";
 
 type NodeKey =
   | { readonly kind: "hmac"; readonly hash: string; readonly key: KeyObject }

@@ -142,7 +142,7 @@ export const PLATFORM_POLICY: Required<RbacPolicy> = Object.freeze({
 
 const PLATFORM_ALIASES: ScopeAliases = new Map(Object.entries(PLATFORM_SCOPE_ALIASES));
 
-/** Parses one scope by the grammar (see README "Scopes"); the admin scope defaults to the platform's. */
+/** Parses one scope by the grammar (see docs/scopes.md); the admin scope defaults to the platform's. */
 export function parseScope(
   scope: string,
   adminScope: string = PLATFORM_ADMIN_SCOPE,

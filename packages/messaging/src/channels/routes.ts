@@ -1,16 +1,4 @@
-/** Where a channel is mounted and how its requests authenticate: data for routers and API docs. */
-export interface ChannelRoute {
-  /** `/{name}/status`, `/{name}/inbox`, and the inbox's channel column. */
-  name: string;
-  webhookPath: string;
-  /**
-   * How the chat product checks the URL: a GET with a query (WhatsApp), a POST whose body carries a
-   * challenge (Slack's `url_verification`), or not at all (Telegram).
-   */
-  handshake: "query" | "body" | "none";
-  /** Request headers that authenticate a delivery, with what they carry (for the API description). */
-  authHeaders: Record<string, string>;
-}
+import type { ChannelRoute } from "../channel.js";
 
 export const WHATSAPP_ROUTE: ChannelRoute = {
   name: "whatsapp",

@@ -1,7 +1,8 @@
 import { IncomingMessage } from "node:http";
 import { BEARER_SCHEME, ErrorBody, jsonResponse, validationHook } from "@agent-platform/common/hono";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { CHANNEL_ROUTES, type ChannelRoute } from "../channels/routes.js";
+import type { ChannelRoute } from "../channel.js";
+import { CHANNEL_ROUTES } from "../channels/routes.js";
 import {
   INBOX_ERASE_SCOPE,
   INBOX_SCOPE,

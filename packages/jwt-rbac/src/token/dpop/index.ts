@@ -2,9 +2,9 @@ import type { Logger } from "@agent-platform/common";
 import { configError } from "@agent-platform/common/internal";
 import { type AuthError, invalidTokenError, REALM } from "../../errors.js";
 import type { JwtAlgorithm } from "../../options.js";
-import { isHmac, isSupportedAlgorithm } from "../algorithms.js";
-import { type HeadersInput, readHeader } from "../headers.js";
-import type { Runtime } from "../signature-types.js";
+import { type HeadersInput, readHeader } from "../read/headers.js";
+import { isHmac, isSupportedAlgorithm } from "../verify/algorithms.js";
+import type { Runtime } from "../verify/signature-types.js";
 import {
   boundAsBearerError,
   inDpopScheme,

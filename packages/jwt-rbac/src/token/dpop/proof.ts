@@ -1,11 +1,11 @@
 import { base64url, calculateJwkThumbprint, importJWK, type JWK } from "jose";
 import type { AuthError } from "../../errors.js";
 import type { JwtAlgorithm } from "../../options.js";
-import { keyFamily } from "../algorithms.js";
-import { decodeJws } from "../decode.js";
-import { keyWeakness } from "../key-strength.js";
-import type { Runtime } from "../signature-types.js";
-import { typMatcher } from "../typ.js";
+import { keyWeakness } from "../keys/key-strength.js";
+import { keyFamily } from "../verify/algorithms.js";
+import { decodeJws } from "../verify/decode.js";
+import type { Runtime } from "../verify/signature-types.js";
+import { typMatcher } from "../verify/typ.js";
 import { invalidProofError } from "./errors.js";
 import { normaliseHtu } from "./htu.js";
 import { MAX_JTI_LENGTH, MAX_PROOF_LENGTH } from "./options.js";

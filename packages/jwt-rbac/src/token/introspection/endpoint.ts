@@ -1,4 +1,4 @@
-import { discoveryUrl } from "../discovery.js";
+import { discoveryUrl } from "../keys/discovery.js";
 import {
   describeUrl,
   type FetchLimits,
@@ -6,7 +6,7 @@ import {
   isAllowedRemoteUrl,
   RemoteFetchError,
   readBounded,
-} from "../fetch-json.js";
+} from "../keys/fetch-json.js";
 import { authenticateClient } from "./client-auth.js";
 import type { ClientAuth } from "./options.js";
 

@@ -1,8 +1,8 @@
 import type { Logger } from "@agent-platform/common";
 import { configError } from "@agent-platform/common/internal";
 import { AuthError, invalidTokenError, REALM } from "../../errors.js";
-import { type ClaimRules, checkClaims } from "../claims.js";
-import { type FetchLimits, isAllowedRemoteUrl } from "../fetch-json.js";
+import { type FetchLimits, isAllowedRemoteUrl } from "../keys/fetch-json.js";
+import { type ClaimRules, checkClaims } from "../verify/claims.js";
 import { discoverIntrospectionEndpoint, introspect } from "./endpoint.js";
 import {
   type ClientAuth,

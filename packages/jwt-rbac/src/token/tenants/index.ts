@@ -1,8 +1,8 @@
 import type { Logger } from "@agent-platform/common";
-import type { IssuerOptions } from "../../options.js";
 import { RateBound } from "../introspection/rate.js";
-import type { TrustedIssuer } from "../trust.js";
+import type { TrustedIssuer } from "../keys/trusted-issuer.js";
 import {
+  type IssuerOptions,
   type IssuerResolver,
   MAX_ISSUER_LENGTH,
   MAX_REFUSED_ISSUERS,
@@ -10,14 +10,7 @@ import {
   RESOLVER_CALLS_PER_SECOND,
   TENANT_ISSUERS_PER_SECOND,
 } from "./options.js";
-import { type IssuerTemplate, instantiate } from "./template.js";
-
-/** Templates and a resolver, as resolved by the configuration. */
-export interface TenantsConfig {
-  readonly templates: readonly IssuerTemplate[];
-  readonly resolver: IssuerResolver | undefined;
-  readonly max: number;
-}
+import { instantiate, type TenantsConfig } from "./template.js";
 
 type Made = TrustedIssuer | undefined;
 

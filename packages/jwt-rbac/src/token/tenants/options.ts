@@ -1,4 +1,25 @@
-import type { IssuerOptions } from "../../options.js";
+import type { JSONWebKeySet } from "jose";
+
+/** One trusted token issuer, with its own keys and settings (`issuers`). */
+export interface IssuerOptions {
+  /** Compared exactly, as a string, with the token's `iss`. */
+  issuer: string;
+  /** This issuer's remote JWKS (https, or http on loopback). */
+  jwksUrl?: string;
+  /** `true`: find the JWKS through `{issuer}/.well-known/openid-configuration` (read once, issuer checked). */
+  discovery?: boolean;
+  verificationKeys?: readonly string[];
+  jwks?: JSONWebKeySet;
+  /** Expected audience for this issuer's tokens. Default: the top-level `audience`. */
+  audience?: string | readonly string[];
+  /** Accepted algorithms for this issuer. Default: the top-level ones. */
+  algorithms?: readonly string[];
+  /**
+   * For a template `issuer` (one `{placeholder}`, as in `https://login.microsoftonline.com/{tenantid}/v2.0`):
+   * the tenants trusted, as an allow-list or a validator of the placeholder's value. Required for templates.
+   */
+  tenants?: readonly string[] | ((tenant: string) => boolean);
+}
 
 /** `issuers` as a function: the options of the issuer a token names, or `undefined` when it is not trusted. */
 export type IssuerResolver = (iss: string) => IssuerOptions | undefined | Promise<IssuerOptions | undefined>;

@@ -1,5 +1,5 @@
 import { configError } from "@agent-platform/common/internal";
-import type { IssuerOptions } from "../../options.js";
+import type { IssuerOptions, IssuerResolver } from "./options.js";
 
 /** An `issuers` entry whose strings hold one `{name}` placeholder (`https://login.microsoftonline.com/{tenantid}/v2.0`). */
 export interface IssuerTemplate {
@@ -103,4 +103,11 @@ export function instantiate(template: IssuerTemplate, iss: string): IssuerOption
   const { tenants: _, ...entry } = template.entry;
   const jwksUrl = fill(entry.jwksUrl);
   return { ...entry, issuer: iss, ...(jwksUrl === undefined ? {} : { jwksUrl }) };
+}
+
+/** The resolved `issuers` templates and resolver: issuers known only when a token names them. */
+export interface TenantsConfig {
+  readonly templates: readonly IssuerTemplate[];
+  readonly resolver: IssuerResolver | undefined;
+  readonly max: number;
 }

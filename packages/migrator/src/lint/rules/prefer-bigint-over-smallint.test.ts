@@ -1,0 +1,5 @@
+import { describeRuleCases } from "../rule-testing.js";
+
+describeRuleCases("prefer-bigint-over-smallint", [
+  ["create table t (rank smallint);", "create table t (rank bigint);"],
+]);
