@@ -13,6 +13,8 @@ export const ROOT = join(BENCH_DIR, "..");
 const PROFILE_NOTES = "bench/notes/profiles.md";
 /** Generated beside BENCHMARKS.md: the commits between the before run and this report's. */
 const COMMIT_NOTES = "bench/notes/before-after.md";
+/** The instrumentation's cost, measured against a build without it (the observability group's rows, round by round). */
+const OBSERVABILITY_NOTES = "bench/notes/observability-cost.md";
 
 export function describeMachine(): Machine {
   const cpu = cpus();
@@ -218,6 +220,8 @@ function renderMarkdown(report: RunReport, chartFiles: Map<string, string[]>, ro
       : [
           `- [\`${COMMIT_NOTES}\`](${COMMIT_NOTES}): the jwt-rbac commits between the before and after runs.`,
         ]),
+    `- [\`${OBSERVABILITY_NOTES}\`](${OBSERVABILITY_NOTES}): what metrics, tracing and the access audit cost, ` +
+      "against a build of the packages without them (instrumentation off, and metrics on).",
     "",
   );
   return `${out
