@@ -124,7 +124,9 @@ describe.each(BACKENDS)("inbox processing on %s", (backend) => {
   it("hands each message type to AGENT_URL as the issue describes and replies with its answer", async () => {
     const agent = await startAgentStub();
     try {
-      const { url } = await start({ AGENT_URL: agent.url });
+      // Eight messages from one user: WhatsApp's documented pair rate (a message every 6 s to one user) would spread
+      // the replies over 42 s; pacing has its own tests (pacing.test.ts).
+      const { url } = await start({ AGENT_URL: agent.url, WHATSAPP_PACING_PER_CHAT_MS: "0" });
       const from = "15552220000";
       const base = { from, timestamp: "1700000000" };
       await send(
