@@ -73,6 +73,28 @@ describe.each(DATABASES)("send permits on $name", ({ fresh }) => {
     permitsOf(await pace.take([chat()], HOLD_MS));
   });
 
+  it("every permit of an account is found, wherever a take's search starts, and not one more", async () => {
+    for (const permits of [1, 2, 3, 5, 8]) {
+      for (let round = 0; round < 3; round++) {
+        const limit = account(permits, `whatsapp:matrix:${permits}:${round}`);
+        const slots = new Set<number>();
+        for (let index = 0; index < permits; index++) {
+          for (const each of permitsOf(await pace.take([limit], HOLD_MS)).taken) slots.add(each.slot);
+        }
+        expect([...slots].sort((a, b) => a - b)).toEqual(Array.from({ length: permits }, (_, i) => i));
+        expect(waitOf(await pace.take([limit], HOLD_MS))).toBeGreaterThan(HOLD_MS);
+      }
+    }
+  });
+
+  it("a send refused by two limits waits for the later of them", async () => {
+    await pace.release(permitsOf(await pace.take([chat(), account(1)], HOLD_MS)));
+    // The chat is free 300 ms after the release and the account 1 s after: the take waits for both.
+    const wait = waitOf(await pace.take([chat(), account(1)], HOLD_MS));
+    expect(wait).toBeGreaterThan(800);
+    expect(wait).toBeLessThanOrEqual(1_000);
+  });
+
   it("a rate limit's Retry-After keeps the permits for at least that long", async () => {
     await pace.release(permitsOf(await pace.take([chat(), account(2)], HOLD_MS)), 5_000);
     expect(waitOf(await pace.take([chat()], HOLD_MS))).toBeGreaterThan(4_800);

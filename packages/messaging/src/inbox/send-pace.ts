@@ -35,22 +35,66 @@ export class SendPace {
   constructor(private readonly sql: Sql) {}
 
   /**
-   * Takes one permit of every limit, or none: when one is not free, the ones taken are given back at once and
-   * the answer is how long until the missing one may be free.
+   * Takes one permit of every limit, or none, in one statement: when one is not free, none is taken and the
+   * answer is how long until every limit may have one free.
    */
   async take(limits: readonly PaceLimit[], holdMs: number): Promise<PaceAttempt> {
     const token = randomUUID();
-    const taken: PacePermits["taken"] = [];
-    for (const limit of limits) {
-      const outcome = await this.takeOne(limit, token, holdMs + limit.gapMs);
-      if ("waitMs" in outcome) {
-        // Freed as if never taken: the permit was free when taken, so "now" is no earlier than its last gap's end.
-        await this.release({ token, taken: taken.map((each) => ({ ...each, gapMs: 0 })) });
-        return outcome;
+    const keys = limits.map((limit) => limit.key);
+    const permits = limits.map((limit) => limit.permits);
+    const holds = limits.map((limit) => holdMs + limit.gapMs);
+    for (let round = 0; round < 2; round++) {
+      // Each limit's search starts at a random slot (wrapping round once): from slot 0, every take of a busy
+      // account would first walk past the permits still held, hundreds of rows at a high rate.
+      const starts = permits.map((count) => Math.floor(Math.random() * count));
+      const taken = await this.sql<{ key: string; slot: number }[]>`
+        WITH want AS (
+          SELECT * FROM unnest(${keys}::text[], ${permits}::int[], ${holds}::float8[], ${starts}::int[])
+            AS w(key, permits, hold, start)),
+        picked AS (
+          SELECT w.key, w.hold, coalesce(
+            (SELECT p.slot FROM messaging.send_pace p
+             WHERE p.key = w.key AND p.slot >= w.start AND p.slot < w.permits AND p.free_at <= clock_timestamp()
+             ORDER BY p.slot LIMIT 1 FOR UPDATE SKIP LOCKED),
+            (SELECT p.slot FROM messaging.send_pace p
+             WHERE p.key = w.key AND p.slot < w.start AND p.free_at <= clock_timestamp()
+             ORDER BY p.slot LIMIT 1 FOR UPDATE SKIP LOCKED)) AS slot
+          FROM want w)
+        UPDATE messaging.send_pace p
+        SET free_at = clock_timestamp() + k.hold * interval '1 millisecond', holder = ${token}::uuid
+        FROM picked k
+        WHERE p.key = k.key AND p.slot = k.slot AND (SELECT count(slot) FROM picked) = ${limits.length}
+        RETURNING p.key, p.slot`;
+      if (taken.length === limits.length) {
+        const gapOf = new Map(limits.map((limit) => [limit.key, limit.gapMs]));
+        return {
+          permits: {
+            token,
+            taken: taken.map((row) => ({ key: row.key, slot: row.slot, gapMs: gapOf.get(row.key) ?? 0 })),
+          },
+        };
       }
-      taken.push({ key: limit.key, slot: outcome.slot, gapMs: limit.gapMs });
+      // Not taken (the rows locked by the search are free again with the statement's end): how long until
+      // every limit has a permit free, making the permits of a key seen for the first time.
+      const seen = await this.sql<{ slots: number; permits: number; wait_ms: number | null }[]>`
+        WITH want AS (SELECT * FROM unnest(${keys}::text[], ${permits}::int[]) AS w(key, permits)),
+        seen AS (
+          SELECT w.key, w.permits, count(p.slot)::int AS slots,
+                 extract(epoch FROM min(p.free_at) - clock_timestamp())::float8 * 1000 AS wait_ms
+          FROM want w LEFT JOIN messaging.send_pace p ON p.key = w.key AND p.slot < w.permits
+          GROUP BY w.key, w.permits),
+        made AS (
+          INSERT INTO messaging.send_pace (key, slot, free_at)
+          SELECT s.key, n, clock_timestamp() FROM seen s, generate_series(0, s.permits - 1) AS n
+          WHERE s.slots < s.permits
+          ON CONFLICT DO NOTHING)
+        SELECT slots, permits, wait_ms FROM seen`;
+      // A key short of permits has them now: look again at once.
+      if (seen.some((row) => row.slots < row.permits)) continue;
+      const waitMs = Math.max(...seen.map((row) => Math.ceil(row.wait_ms ?? 0)));
+      return { waitMs: Math.max(waitMs, BUSY_RETRY_MS) };
     }
-    return { permits: { token, taken } };
+    return { waitMs: BUSY_RETRY_MS };
   }
 
   /** The permits free again `gapMs` (at least `minGapMs`) after now; a permit since expired and taken is left alone. */
@@ -65,37 +109,5 @@ export class SendPace {
       FROM (SELECT unnest(${keys}::text[]) AS key, unnest(${slots}::int[]) AS slot,
                    unnest(${gaps}::float8[]) AS gap) g
       WHERE p.key = g.key AND p.slot = g.slot AND p.holder = ${permits.token}::uuid`;
-  }
-
-  /** The slot taken, or the milliseconds until one may be free. */
-  private async takeOne(
-    limit: PaceLimit,
-    token: string,
-    holdMs: number,
-  ): Promise<{ slot: number } | { waitMs: number }> {
-    for (let round = 0; round < 2; round++) {
-      const [row] = await this.sql<{ slot: number | null; slots: number; wait_ms: number | null }[]>`
-        WITH taken AS (
-          UPDATE messaging.send_pace p
-          SET free_at = clock_timestamp() + ${holdMs}::float8 * interval '1 millisecond', holder = ${token}::uuid
-          WHERE (p.key, p.slot) = (
-            SELECT key, slot FROM messaging.send_pace
-            WHERE key = ${limit.key} AND slot < ${limit.permits} AND free_at <= clock_timestamp()
-            ORDER BY slot LIMIT 1 FOR UPDATE SKIP LOCKED)
-          RETURNING p.slot)
-        SELECT (SELECT slot FROM taken) AS slot,
-               (SELECT count(*)::int FROM messaging.send_pace WHERE key = ${limit.key} AND slot < ${limit.permits}) AS slots,
-               (SELECT extract(epoch FROM min(free_at) - clock_timestamp())::float8 * 1000
-                FROM messaging.send_pace WHERE key = ${limit.key} AND slot < ${limit.permits}) AS wait_ms`;
-      if (row === undefined) throw new Error("send pacing: no answer");
-      if (row.slot !== null) return { slot: row.slot };
-      if (row.slots >= limit.permits) return { waitMs: Math.max(Math.ceil(row.wait_ms ?? 0), BUSY_RETRY_MS) };
-      // First send under this key (or more permits configured than before): make its permits, free now.
-      await this.sql`
-        INSERT INTO messaging.send_pace (key, slot, free_at)
-        SELECT ${limit.key}, slot, clock_timestamp() FROM generate_series(0, ${limit.permits - 1}::int) AS slot
-        ON CONFLICT DO NOTHING`;
-    }
-    return { waitMs: BUSY_RETRY_MS };
   }
 }
