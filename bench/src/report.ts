@@ -15,6 +15,8 @@ const PROFILE_NOTES = "bench/notes/profiles.md";
 const COMMIT_NOTES = "bench/notes/before-after.md";
 /** The instrumentation's cost, measured against a build without it (the observability group's rows, round by round). */
 const OBSERVABILITY_NOTES = "bench/notes/observability-cost.md";
+/** The inbox's end-to-end rows: ordering, pacing and the claim, what they cost and why. */
+const INBOX_NOTES = "bench/notes/inbox-end-to-end.md";
 
 export function describeMachine(): Machine {
   const cpu = cpus();
@@ -177,7 +179,7 @@ function renderMarkdown(report: RunReport, chartFiles: Map<string, string[]>, ro
     "",
     "## How to run",
     "",
-    "`pnpm bench` (under 5 minutes on 2 cores; set `TEST_DATABASE_URL=postgres://…` for the database groups, " +
+    "`pnpm bench` (about 15–20 minutes on 2 cores, about half of it the inbox and observability groups; set `TEST_DATABASE_URL=postgres://…` for the database groups, " +
       "which are skipped with a line saying so otherwise). `pnpm bench --quick` is a smoke run of about a minute whose " +
       "report goes to a scratch directory; `--only=verify,http` runs some groups, `--render` rebuilds this file from " +
       "`bench/results.json`. How to profile, and what the profiles of missed targets found: " +
@@ -222,6 +224,8 @@ function renderMarkdown(report: RunReport, chartFiles: Map<string, string[]>, ro
         ]),
     `- [\`${OBSERVABILITY_NOTES}\`](${OBSERVABILITY_NOTES}): what metrics, tracing and the access audit cost, ` +
       "against a build of the packages without them (instrumentation off, and metrics on).",
+    `- [\`${INBOX_NOTES}\`](${INBOX_NOTES}): the inbox end to end with ordering and send pacing: what each costs, ` +
+      "where the time goes at 4 processes, and a faster claim that was tried and not kept.",
     "",
   );
   return `${out
