@@ -119,19 +119,27 @@ describe.each(DATABASES)("send permits on $name", ({ fresh }) => {
 });
 
 describe.skipIf(!TEST_DATABASE_URL)("send permits under contention (PostgreSQL)", () => {
-  it("of 40 takes at once over 4 connections, exactly as many as there are permits succeed", async () => {
+  it("of 40 takes at once over 4 connections, exactly as many as there are permits succeed, new keys or not", async () => {
     const database = await freshPostgres();
     const clients = Array.from({ length: 4 }, () => connect(database));
     try {
       await migrateInbox(clients[0] as postgres.Sql, logger);
-      for (const permits of [1, 3]) {
-        const limit = { key: `race:${permits}`, permits, gapMs: 1_000 };
-        const attempts = await Promise.all(
-          Array.from({ length: 40 }, (_, index) =>
-            new SendPace(clients[index % clients.length] as postgres.Sql).take([limit], HOLD_MS),
-          ),
-        );
-        expect(attempts.filter((attempt) => "permits" in attempt)).toHaveLength(permits);
+      // A key's first takes find no permit rows and make them while the others look: each must still see the
+      // permits the others made, not answer a wait while one is free. Then the same keys again, rows made.
+      for (const round of ["new", "made"]) {
+        for (const permits of [1, 2, 3, 5, 8]) {
+          const limit = { key: `race:${permits}`, permits, gapMs: 0 };
+          const attempts = await Promise.all(
+            Array.from({ length: 40 }, (_, index) =>
+              new SendPace(clients[index % clients.length] as postgres.Sql).take([limit], HOLD_MS),
+            ),
+          );
+          const taken = attempts.flatMap((attempt) => ("permits" in attempt ? [attempt.permits] : []));
+          expect(taken, `${round} key, ${permits} permits`).toHaveLength(permits);
+          await Promise.all(
+            taken.map((permits) => new SendPace(clients[0] as postgres.Sql).release(permits)),
+          );
+        }
       }
     } finally {
       await Promise.all(clients.map((client) => client.end()));

@@ -19,6 +19,8 @@ export type PaceAttempt = { permits: PacePermits } | { waitMs: number };
 
 /** A permit another process is taking right now (skipped, locked) is looked at again this soon. */
 const BUSY_RETRY_MS = 10;
+/** Takes one `take` tries before answering a wait: the permits it counted may be free since it looked. */
+const TAKE_ROUNDS = 3;
 
 /**
  * Send pacing shared by every process through PostgreSQL (`messaging.send_pace`). A limit is a set of permits
@@ -43,7 +45,7 @@ export class SendPace {
     const keys = limits.map((limit) => limit.key);
     const permits = limits.map((limit) => limit.permits);
     const holds = limits.map((limit) => holdMs + limit.gapMs);
-    for (let round = 0; round < 2; round++) {
+    for (let round = 0; round < TAKE_ROUNDS; round++) {
       // Each limit's search starts at a random slot (wrapping round once): from slot 0, every take of a busy
       // account would first walk past the permits still held, hundreds of rows at a high rate.
       const starts = permits.map((count) => Math.floor(Math.random() * count));
@@ -92,6 +94,9 @@ export class SendPace {
       // A key short of permits has them now: look again at once.
       if (seen.some((row) => row.slots < row.permits)) continue;
       const waitMs = Math.max(...seen.map((row) => Math.ceil(row.wait_ms ?? 0)));
+      // Every limit has a permit free by now (freed, or made by another process, after the take looked; or one a
+      // concurrent take is holding): look again, twice at most.
+      if (waitMs <= 0 && round < TAKE_ROUNDS - 1) continue;
       return { waitMs: Math.max(waitMs, BUSY_RETRY_MS) };
     }
     return { waitMs: BUSY_RETRY_MS };
