@@ -1,3 +1,5 @@
+import { httpUrl } from "../http-url.js";
+
 // RFC 3986 §2.3 unreserved characters: a percent-escape of one of them means the character itself.
 const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
 
@@ -16,14 +18,7 @@ function normaliseEscapes(path: string): string {
  * an absolute http(s) URL without credentials.
  */
 export function normaliseHtu(value: unknown): string | undefined {
-  if (typeof value !== "string" || value.length > 8192) return undefined;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return undefined;
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
-  if (url.username !== "" || url.password !== "") return undefined;
+  const url = httpUrl(value, 8192);
+  if (url === undefined || url.username !== "" || url.password !== "") return undefined;
   return `${url.origin}${normaliseEscapes(url.pathname)}`;
 }

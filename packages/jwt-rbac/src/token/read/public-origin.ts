@@ -12,6 +12,7 @@
  * only its path is, which is also what the frameworks route on.
  */
 import type { Logger } from "@agent-platform/common";
+import { httpUrl } from "../http-url.js";
 import { type HeadersInput, readHeader } from "./headers.js";
 
 /** What a `publicOrigin` function is given: the request's method and a case-insensitive header reader. */
@@ -35,16 +36,11 @@ const HOST = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9._-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\])
 
 /** `scheme://host[:port]` as browsers serialise origins, or `undefined` for anything else. */
 export function parseOrigin(value: unknown): string | undefined {
-  if (typeof value !== "string" || value.length > 300) return undefined;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return undefined;
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
+  const url = httpUrl(value, 300);
   // Nothing but the origin (a trailing "/" allowed): no userinfo, path, query or fragment.
-  return url.origin === value.replace(/\/$/, "").toLowerCase() ? url.origin : undefined;
+  return url !== undefined && url.origin === (value as string).replace(/\/$/, "").toLowerCase()
+    ? url.origin
+    : undefined;
 }
 
 /** The origin of a request from the scheme it arrived on and its `Host` header; `undefined` unless both are valid. */
