@@ -1,5 +1,12 @@
 import { defineConfig, type Options } from "tsup";
 
+// The bench builds a copy without the instrumentation code path (statements labelled `instrumentation:`) to
+// measure what that path costs; a published build never sets this (bench/src/base-build.ts).
+const dropLabels: Options["esbuildOptions"] = (options) => {
+  const labels = process.env.AGENT_PLATFORM_DROP_LABELS;
+  if (labels) options.dropLabels = labels.split(",");
+};
+
 const entry = {
   index: "src/index.ts",
   hono: "src/hono/index.ts",
@@ -18,6 +25,7 @@ const common: Options = {
   splitting: true,
   treeshake: true,
   clean: false,
+  esbuildOptions: dropLabels,
 };
 
 // The one runtime-specific module (signature verification, JWKS files) is `#runtime`, chosen by package.json's

@@ -1,6 +1,13 @@
 import { resolve } from "node:path";
 import { defineConfig, type Options } from "tsup";
 
+// The bench builds a copy without the instrumentation code path (statements labelled `instrumentation:`) to
+// measure what that path costs; a published build never sets this (bench/src/base-build.ts).
+const dropLabels: Options["esbuildOptions"] = (options) => {
+  const labels = process.env.AGENT_PLATFORM_DROP_LABELS;
+  if (labels) options.dropLabels = labels.split(",");
+};
+
 type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
 
 // The Node build swaps the one runtime-specific module: constant-time comparisons on node:crypto instead
@@ -37,6 +44,7 @@ export default defineConfig([
     splitting: true,
     treeshake: true,
     esbuildPlugins: [nodeCrypto],
+    esbuildOptions: dropLabels,
   },
   {
     // `inbound` for everything that is not Node (the exports map's worker, browser, deno and bun conditions).

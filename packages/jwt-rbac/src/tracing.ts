@@ -49,13 +49,18 @@ export function traced<C extends object>(
 /** What a span records before the decision: the token header's algorithm and whether the token was cached. */
 export type SpanFacts = (request: AuthRequest) => () => { algorithm: string | undefined; cacheHit: boolean };
 
-/** `decide` in a span when an OpenTelemetry SDK is registered; one property read otherwise. */
+/**
+ * `decide` in a span when an OpenTelemetry SDK is registered; a countdown otherwise (see `tracerFor`). The
+ * `instrumentation:` statement is what the bench's uninstrumented build drops (bench/src/base-build.ts).
+ */
 export function withSpans<C extends object>(
   decide: (request: AuthRequest) => AuthResult<C> | Promise<AuthResult<C>>,
   facts: SpanFacts,
 ): (request: AuthRequest) => AuthResult<C> | Promise<AuthResult<C>> {
-  return (request) => {
+  let decideTraced = decide;
+  instrumentation: decideTraced = (request) => {
     const tracer = authTracer();
     return tracer === undefined ? decide(request) : traced(tracer, facts(request), () => decide(request));
   };
+  return decideTraced;
 }
