@@ -10,6 +10,8 @@ export type { DecisionSources } from "./recorder.js";
 /** The recorder, and the verified token behind each refusal taken after verification (scopes, binding). */
 export interface AuditTrail {
   readonly record: DecisionRecorder;
+  /** `audit: "all"`: allowed answers are reported too; otherwise nothing is computed for them. */
+  readonly all: boolean;
   readonly verifiedOf: WeakMap<object, AuthenticatedState>;
 }
 
@@ -20,7 +22,7 @@ export function auditTrail(
   digest: HexDigest,
 ): AuditTrail | undefined {
   if (config === undefined) return undefined;
-  return { record: decisionRecorder(config, logger, digest), verifiedOf: new WeakMap() };
+  return { record: decisionRecorder(config, logger, digest), all: config.all, verifiedOf: new WeakMap() };
 }
 
 /** A refusal of a verified token: the audit reports who it was. The refusal is returned as is. */
@@ -46,6 +48,7 @@ export function audited<C extends object>(
 ): Authenticate<C> {
   if (trail === undefined) return authenticate;
   const report = (request: AuthRequest, result: AuthResult<C>): AuthResult<C> => {
+    if (result.ok && !trail.all) return result;
     const method = request.method.toUpperCase();
     trail.record(method, result, trail.verifiedOf.get(result), sources(request, method));
     return result;

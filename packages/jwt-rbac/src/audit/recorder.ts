@@ -23,7 +23,7 @@ export interface DecisionSources {
 /** `SHA-256(text)` as lower-case hex, synchronously where the runtime can (node:crypto), else a promise. */
 export type HexDigest = (text: string) => string | Promise<string>;
 
-/** Reports a decision, never delaying or changing the answer it is given. */
+/** Reports a decision (an allowed one only under `audit: "all"`, which `audited` checks), never delaying or changing the answer it is given. */
 export type DecisionRecorder = (
   method: string,
   result: AuthResult<object>,
@@ -53,7 +53,7 @@ function jtiOf(state: AuthenticatedState<object> | undefined): string | undefine
 
 /** The checked `onDecision`/`audit` options (see `resolveAudit`) as a recorder. */
 export function decisionRecorder(
-  { onDecision, all }: AuditConfig,
+  { onDecision }: AuditConfig,
   logger: Logger,
   digest: HexDigest,
 ): DecisionRecorder {
@@ -74,7 +74,6 @@ export function decisionRecorder(
   };
 
   return (method, result, verified, sources) => {
-    if (result.ok && !all) return;
     const state = result.ok ? result.state : verified;
     // Passed on without authentication (an excluded path, a CORS preflight): not an access decision.
     if (result.ok && !result.state.authenticated) return;
