@@ -1,14 +1,14 @@
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT } from "./report.js";
 
 /**
- * The commit the observability rows compare against: the last one before metrics, tracing and the decision audit
- * entered the packages (`BENCH_UNINSTRUMENTED_COMMIT` names another, e.g. the parent of the merge that brought them).
+ * The label of the statements that are the instrumentation code path (the tracer checks and spans): every package
+ * build drops them when AGENT_PLATFORM_DROP_LABELS names it (esbuild's `dropLabels`, in each tsup.config.ts).
  */
-export const UNINSTRUMENTED_COMMIT = "6fef8f6bb35e8272dbd5d42dcc2284cf7de119ac";
+export const INSTRUMENTATION_LABEL = "instrumentation";
 
 /** The files whose presence says a checkout's packages are built (the ones the observability rows load). */
 const BUILT = [
@@ -17,27 +17,53 @@ const BUILT = [
   join("packages", "messaging", "dist", "index.js"),
 ];
 
+/** A name only the instrumentation code path holds: present in every normal build, absent from the base. */
+const INSTRUMENTATION_MARK = "jwt-rbac authenticate";
+
+function jwtBuildHoldsInstrumentation(dir: string): boolean {
+  const dist = join(dir, "packages", "jwt-rbac", "dist", "node");
+  return readdirSync(dist)
+    .filter((file) => file.endsWith(".js"))
+    .some((file) => readFileSync(join(dist, file), "utf8").includes(INSTRUMENTATION_MARK));
+}
+
+const git = (args: string[]) => execFileSync("git", args, { cwd: ROOT, encoding: "utf8" }).trim();
+
 /**
- * A built checkout of `commit`: `BENCH_BASE_DIR` when set (a checkout someone built), else a `git worktree` of the
- * commit under the temp directory, installed from the pnpm store (offline) and built the first time, reused after.
- * A worktree of this repository, so the workspace's packages resolve exactly as they do here.
+ * The base of the observability rows: this repository's commit (`HEAD`, or `BENCH_UNINSTRUMENTED_COMMIT`) built
+ * without its instrumentation code path, i.e. "the same run without the instrumentation code path". A `git worktree`
+ * of the commit under the temp directory, installed from the pnpm store (offline) and built with the
+ * `instrumentation:` statements dropped, the first time, reused after; `BENCH_BASE_DIR` names one already built.
+ * The build is checked both ways: this checkout must hold the instrumentation and the base must not.
  */
 export function uninstrumentedCheckout(log: (line: string) => void): { dir: string; commit: string } {
   const given = process.env.BENCH_BASE_DIR;
-  const commit = process.env.BENCH_UNINSTRUMENTED_COMMIT ?? UNINSTRUMENTED_COMMIT;
-  const dir = given ?? join(tmpdir(), `agent-platform-bench-base-${commit.slice(0, 12)}`);
+  const commit = git(["rev-parse", process.env.BENCH_UNINSTRUMENTED_COMMIT ?? "HEAD"]);
+  const dirty = git(["status", "--porcelain", "--", "packages", "examples"]);
+  if (dirty !== "" && process.env.BENCH_UNINSTRUMENTED_COMMIT === undefined)
+    log(
+      `observability: WARNING: packages/ or examples/ differ from ${commit.slice(0, 12)}; the base is the commit`,
+    );
+  const dir = given ?? join(tmpdir(), `agent-platform-bench-uninstrumented-${commit.slice(0, 12)}`);
   const built = () => BUILT.every((file) => existsSync(join(dir, file)));
-  if (built()) return { dir, commit };
-  if (given !== undefined)
-    throw new Error(`BENCH_BASE_DIR ${given} has no built packages: run pnpm install && pnpm build there`);
-  const run = (command: string, args: string[], cwd: string) =>
-    execFileSync(command, args, { cwd, stdio: ["ignore", "ignore", "inherit"] });
-  if (!existsSync(dir)) {
-    log(`observability: building the uninstrumented commit ${commit.slice(0, 12)} into ${dir}`);
-    run("git", ["worktree", "add", "--detach", dir, commit], ROOT);
+  if (!built()) {
+    if (given !== undefined)
+      throw new Error(
+        `BENCH_BASE_DIR ${given} has no built packages: run pnpm install && AGENT_PLATFORM_DROP_LABELS=${INSTRUMENTATION_LABEL} pnpm build there`,
+      );
+    const run = (command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env) =>
+      execFileSync(command, args, { cwd, env, stdio: ["ignore", "ignore", "inherit"] });
+    if (!existsSync(dir)) {
+      log(`observability: building ${commit.slice(0, 12)} without its instrumentation into ${dir}`);
+      run("git", ["worktree", "add", "--detach", dir, commit], ROOT);
+    }
+    run("pnpm", ["install", "--frozen-lockfile", "--offline"], dir);
+    run("pnpm", ["build"], dir, { ...process.env, AGENT_PLATFORM_DROP_LABELS: INSTRUMENTATION_LABEL });
+    if (!built()) throw new Error(`the build of ${commit} in ${dir} produced no packages`);
   }
-  run("pnpm", ["install", "--frozen-lockfile", "--offline"], dir);
-  run("pnpm", ["build"], dir);
-  if (!built()) throw new Error(`the build of ${commit} in ${dir} produced no packages`);
+  if (jwtBuildHoldsInstrumentation(dir))
+    throw new Error(`${dir} holds the instrumentation code path: it was built without dropping the labels`);
+  if (!jwtBuildHoldsInstrumentation(ROOT))
+    throw new Error(`${ROOT} holds no instrumentation code path: rebuild it with pnpm build`);
   return { dir, commit };
 }

@@ -1,13 +1,13 @@
+import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { createTestDatabase, type TestDatabase } from "@agent-platform/test-support/database";
 import { whatsAppSignature } from "@agent-platform/test-support/webhook-signatures";
-import { uninstrumentedCheckout } from "./base-build.js";
-import { interleavedCpuRounds, medianRoundRatio, roundRatios } from "./interleave.js";
-import { type Alg, exportKeys, makeKeys, signToken } from "./keys.js";
+import { INSTRUMENTATION_LABEL, uninstrumentedCheckout } from "./base-build.js";
+import { medianRoundRatio, roundRatios } from "./interleave.js";
+import { exportKeys, makeKeys, signToken } from "./keys.js";
 import {
   type LoadResult,
   PreparedRequests,
@@ -15,7 +15,8 @@ import {
   type ServerProcess,
   startServerProcess,
 } from "./load.js";
-import { BENCH_PATH, type CreateJwtAuth, oursOptions } from "./ours.js";
+import { VERIFY_CASES, type VerifySamples } from "./observability-verify.js";
+import { BENCH_PATH } from "./ours.js";
 import { ROOT } from "./report.js";
 import { median, sig } from "./stats.js";
 import type { GroupResult, Table, Target } from "./types.js";
@@ -34,24 +35,22 @@ const PREPARED_PER_SECOND = 8_000;
 /** A JWT-protected route of the reference server (the platform policy maps it to `config:read`). */
 const MIGRATIONS_PATH = "/databases/default/migrations";
 const MIGRATIONS_SCOPE = "config:read";
+const MIGRATE_SCOPE = "config:write";
 
 /**
  * Many short rounds (each variant about 10 ms of CPU a round) rather than a few long ones: load from elsewhere
- * changes within a second, and only what stays put across one round cancels out of its ratio.
+ * changes within a second, and only what stays put across one round cancels out of its ratio. In several processes,
+ * each with its own placement of each module's code.
  */
-const VERIFY_ROUNDS = 201;
-
-interface VerifyCase {
-  label: string;
-  alg: Alg;
-  cached: boolean;
-  ops: number;
-}
-const VERIFY_CASES: VerifyCase[] = [
-  { label: "verify HS256, uncached", alg: "HS256", cached: false, ops: 1_500 },
-  { label: "verify RS256, uncached", alg: "RS256", cached: false, ops: 300 },
-  { label: "verify HS256, cache hit", alg: "HS256", cached: true, ops: 15_000 },
-];
+const VERIFY_ROUNDS = 101;
+const VERIFY_PROCESSES = 6;
+/**
+ * HTTP rows: fresh server processes this many times, each for HTTP_ROUNDS_PER_GENERATION interleaved rounds. One
+ * process can run several percent fast or slow for its whole life (where V8 placed and inlined its code, its
+ * heap's sizing), which no interleaving inside it cancels; many processes per variant make that part of the spread.
+ */
+const HTTP_GENERATIONS = 10;
+const HTTP_ROUNDS_PER_GENERATION = 2;
 
 interface Comparison {
   row: string;
@@ -65,72 +64,88 @@ interface Comparison {
   rounds: { measured: number[]; base: number[] };
 }
 
-/** `authenticateNow` of each build on one token, interleaved round by round in this process (as ab-verify does). */
-async function verifyComparisons(baseDir: string, quick: boolean): Promise<Comparison[]> {
-  const out: Comparison[] = [];
-  for (const c of VERIFY_CASES) {
-    const keys = makeKeys(c.alg);
-    const input = {
-      method: "GET",
-      path: BENCH_PATH,
-      headers: { authorization: `Bearer ${signToken(keys)}` },
-    };
-    const make = async (dir: string, copy: string) => {
-      // A query string makes a second, separate instance of the same file: the A/A control.
-      const entry = `${pathToFileURL(join(dir, "packages", "jwt-rbac", "dist", "node", "index.js")).href}${copy}`;
-      const { createJwtAuth } = (await import(entry)) as { createJwtAuth: CreateJwtAuth };
-      const auth = createJwtAuth(
-        oursOptions(keys, { authorization: true, ...(c.cached ? {} : { cache: false }) }),
+/** `authenticateNow` of each build on one token, interleaved round by round, in VERIFY_PROCESSES processes. */
+function verifyComparisons(baseDir: string, quick: boolean): Comparison[] {
+  const script = join(ROOT, "bench", "src", "observability-verify.ts");
+  const rounds = quick ? 21 : VERIFY_ROUNDS;
+  return VERIFY_CASES.map((c, index) => {
+    const all: VerifySamples = { base: [], copy: [], measured: [] };
+    const processes = quick ? 1 : VERIFY_PROCESSES;
+    for (let p = 0; p < processes; p++) {
+      console.log(`observability: ${c.label}, process ${p + 1}/${processes}`);
+      const out = execFileSync(
+        process.execPath,
+        ["--import", "tsx", script, baseDir, String(index), String(rounds)],
+        { cwd: join(ROOT, "bench"), encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] },
       );
-      await (auth as unknown as { ready?: Promise<void> }).ready;
-      if (!(auth.authenticateNow(input) as { ok?: boolean }).ok)
-        throw new Error(`${dir}: the token was refused`);
-      return () => auth.authenticateNow(input);
-    };
-    const variants = [
-      ["base", await make(baseDir, "")],
-      ["base copy", await make(baseDir, "?copy")],
-      ["measured", await make(ROOT, "")],
-    ] as const;
-    console.log(`observability: ${c.label}`);
-    const samples = interleavedCpuRounds(variants, {
-      rounds: quick ? 21 : VERIFY_ROUNDS,
-      ops: c.ops,
-    });
-    const base = samples.get("base") ?? [];
-    const measured = samples.get("measured") ?? [];
-    out.push({
+      const samples = JSON.parse(out.trim().split("\n").at(-1) ?? "{}") as VerifySamples;
+      all.base.push(...samples.base);
+      all.copy.push(...samples.copy);
+      all.measured.push(...samples.measured);
+    }
+    return {
       row: c.label,
       metric: "CPU µs/op",
-      ratio: medianRoundRatio(measured, base),
-      control: medianRoundRatio(samples.get("base copy") ?? [], base),
-      measured: median(measured),
-      base: median(base),
-      rounds: { measured, base },
-    });
-  }
-  return out;
+      ratio: medianRoundRatio(all.measured, all.base),
+      control: medianRoundRatio(all.copy, all.base),
+      measured: median(all.measured),
+      base: median(all.base),
+      rounds: { measured: all.measured, base: all.base },
+    };
+  });
 }
 
-/** Server processes measured in interleaved load rounds (order turned each round); server CPU µs per 2xx answer. */
+/** The load of one row on one variant's server, for a round of `seconds` (warm-up included). */
+type RowLoad = (name: string, server: ServerProcess, seconds: number) => Parameters<typeof runLoad>[0];
+
+interface HttpSchedule {
+  /** Fresh server processes per variant, one set after another: a process's own JIT and heap luck stays in one. */
+  generations: number;
+  /** Interleaved rounds of each row per generation, the order of the variants turned each round. */
+  rounds: number;
+  durationSeconds: number;
+  /** Before each generation's first round of a row, on each variant. */
+  warmupSeconds: number;
+}
+
+/**
+ * Rows of load on server processes, interleaved: each generation starts a fresh process per variant, runs every
+ * row's rounds on them (the variants' order turned each round), and stops them. Server CPU µs per 2xx answer per
+ * round, by row and variant.
+ */
 async function interleavedLoad(
-  servers: Map<string, ServerProcess>,
-  load: (name: string, server: ServerProcess, seconds: number) => Parameters<typeof runLoad>[0],
-  options: { rounds: number; durationSeconds: number; warmupSeconds: number; label: string },
-): Promise<Map<string, LoadResult[]>> {
-  const names = [...servers.keys()];
-  const results = new Map<string, LoadResult[]>(names.map((name) => [name, []]));
-  for (let round = 0; round < options.rounds; round++) {
-    for (let i = 0; i < names.length; i++) {
-      const name = names[(i + round) % names.length] as string;
-      console.log(`observability: ${options.label} round ${round + 1}/${options.rounds} ${name}`);
-      const warmupSeconds = round === 0 ? options.warmupSeconds : 0;
-      const result = await runLoad({
-        ...load(name, servers.get(name) as ServerProcess, options.durationSeconds + warmupSeconds),
-        durationSeconds: options.durationSeconds,
-        warmupSeconds,
-      });
-      results.get(name)?.push(result);
+  label: string,
+  start: (generation: number) => Promise<Map<string, ServerProcess>>,
+  rows: ReadonlyMap<string, RowLoad>,
+  s: HttpSchedule,
+): Promise<Map<string, Map<string, LoadResult[]>>> {
+  const results = new Map<string, Map<string, LoadResult[]>>();
+  let turn = 0;
+  for (let generation = 0; generation < s.generations; generation++) {
+    const servers = await start(generation);
+    try {
+      const names = [...servers.keys()];
+      for (const [row, load] of rows) {
+        const byName = results.get(row) ?? new Map(names.map((name) => [name, [] as LoadResult[]]));
+        results.set(row, byName);
+        for (let round = 0; round < s.rounds; round++, turn++) {
+          for (let i = 0; i < names.length; i++) {
+            const name = names[(i + turn) % names.length] as string;
+            console.log(
+              `observability: ${label}, ${row}: generation ${generation + 1}/${s.generations} round ${round + 1}/${s.rounds} ${name}`,
+            );
+            const warmupSeconds = round === 0 ? s.warmupSeconds : 0;
+            const result = await runLoad({
+              ...load(name, servers.get(name) as ServerProcess, s.durationSeconds + warmupSeconds),
+              durationSeconds: s.durationSeconds,
+              warmupSeconds,
+            });
+            byName.get(name)?.push(result);
+          }
+        }
+      }
+    } finally {
+      await Promise.all([...servers.values()].map((server) => server.stop()));
     }
   }
   return results;
@@ -161,55 +176,79 @@ const invalidRounds = (results: Map<string, LoadResult[]>) =>
     return non2xx === 0 ? [] : [`${name}: ${non2xx} non-2xx answers or errors`];
   });
 
+/**
+ * One process serving each build's server (`servers/paired-servers.ts`), as one ServerProcess per build. The builds
+ * are loaded in turned order from one generation to the next, so neither is always the first one loaded.
+ */
+async function pairedProcess(
+  mode: "hono-ours" | "reference",
+  generation: number,
+  builds: readonly (readonly [string, { dir: string; env?: Record<string, string> }])[],
+  env: Record<string, string> = {},
+): Promise<Map<string, ServerProcess>> {
+  const script = join(ROOT, "bench", "src", "servers", "paired-servers.ts");
+  const ordered = builds.map((_, i) => builds[(i + generation) % builds.length] as (typeof builds)[number]);
+  const process_ = await startServerProcess(script, [mode], {
+    ...env,
+    BENCH_PAIRED: JSON.stringify(ordered.map(([, build]) => build)),
+  });
+  return new Map(
+    ordered.map(([name], index) => [name, { ...process_, port: process_.ports[index] as number }]),
+  );
+}
+
 /** Hono + ours, one token on every request, HS256: the http group's server script of each checkout. */
 async function honoComparison(
   baseDir: string,
-  s: { rounds: number; durationSeconds: number; warmupSeconds: number },
+  s: HttpSchedule,
 ): Promise<{ comparison: Comparison; invalid: string[] }> {
   const keys = makeKeys("HS256");
   const env = { BENCH_KEYS: JSON.stringify(exportKeys(keys)) };
-  const script = (dir: string) => join(dir, "bench", "src", "servers", "http-server.ts");
-  const servers = new Map<string, ServerProcess>();
-  try {
-    servers.set("base", await startServerProcess(script(baseDir), ["hono-ours", "base"], env));
-    servers.set("measured", await startServerProcess(script(ROOT), ["hono-ours", "measured"], env));
-    const headers = { authorization: `Bearer ${signToken(keys)}` };
-    const results = await interleavedLoad(
-      servers,
-      (_name, server) => ({
-        url: `http://127.0.0.1:${server.port}${BENCH_PATH}`,
-        connections: HONO_CONNECTIONS,
-        headers,
-        serverPid: server.pid,
-        durationSeconds: 0,
-        warmupSeconds: 0,
-      }),
-      { ...s, label: "Hono + ours, same token" },
-    );
-    return {
-      comparison: loadComparison(
-        `Hono + ours, same token (HS256, ${HONO_CONNECTIONS} connections)`,
-        results,
-        "measured",
-        "base",
+  const headers = { authorization: `Bearer ${signToken(keys)}` };
+  const row = `Hono + ours, same token (HS256, ${HONO_CONNECTIONS} connections)`;
+  const results = await interleavedLoad(
+    "Hono + ours",
+    (generation) =>
+      pairedProcess(
+        "hono-ours",
+        generation,
+        [
+          ["base", { dir: baseDir }],
+          ["measured", { dir: ROOT }],
+        ],
+        env,
       ),
-      invalid: invalidRounds(results),
-    };
-  } finally {
-    await Promise.all([...servers.values()].map((server) => server.stop()));
-  }
+    new Map<string, RowLoad>([
+      [
+        row,
+        (_name, server) => ({
+          url: `http://127.0.0.1:${server.port}${BENCH_PATH}`,
+          connections: HONO_CONNECTIONS,
+          headers,
+          serverPid: server.pid,
+          durationSeconds: 0,
+          warmupSeconds: 0,
+        }),
+      ],
+    ]),
+    s,
+  );
+  const byName = results.get(row) ?? new Map();
+  return { comparison: loadComparison(row, byName, "measured", "base"), invalid: invalidRounds(byName) };
 }
 
 /**
- * The reference server's signed webhook acknowledgement (worker held back), three processes each on a database of
- * its own: the uninstrumented build, this build, and this build with METRICS_PORT set.
+ * The reference server's signed webhook acknowledgement (worker held back) and an authenticated GET, each build on a
+ * database of its own. Instrumentation off: the build without it and this build, paired in one process per
+ * generation. Metrics on: this build with METRICS_PORT set and without, in separate processes (prom-client's
+ * default metrics watch the whole process).
  */
 async function webhookComparisons(
   baseDir: string,
   databaseUrl: string,
-  s: { rounds: number; durationSeconds: number; warmupSeconds: number },
+  s: HttpSchedule,
 ): Promise<{ off: Comparison[]; metrics: Comparison[]; invalid: string[] }> {
-  const script = (dir: string) => join(dir, "bench", "src", "servers", "reference-server.ts");
+  const referenceScript = join(ROOT, "bench", "src", "servers", "reference-server.ts");
   const appSecret = randomBytes(24).toString("hex");
   // An RS256 key for the authenticated route, whose token (one scope, the same on every request) is a cache hit.
   const keys = makeKeys("RS256");
@@ -219,43 +258,49 @@ async function webhookComparisons(
     JWT_ALGORITHM: "RS256",
   };
   const bearer = { authorization: `Bearer ${signToken(keys, { scopes: [MIGRATIONS_SCOPE] })}` };
-  const setups = [
-    ["base", baseDir, held],
-    ["measured", ROOT, held],
-    ["measured, METRICS_PORT set", ROOT, { ...held, METRICS_PORT: "0" }],
-  ] as const;
+  const migrator = { authorization: `Bearer ${signToken(keys, { scopes: [MIGRATE_SCOPE] })}` };
   const databases: TestDatabase[] = [];
   const dataDirs: string[] = [];
-  const servers = new Map<string, ServerProcess>();
-  try {
-    for (const [name, dir, extra] of setups) {
-      const database = await createTestDatabase("bench_observability", databaseUrl);
-      databases.push(database);
-      const dataDir = mkdtempSync(join(tmpdir(), "bench-observability-"));
-      dataDirs.push(dataDir);
-      servers.set(
-        name,
-        await startServerProcess(
-          script(dir),
-          [],
-          referenceServerEnv(database.url, dataDir, appSecret, { ...extra }),
-        ),
-      );
+  const environment = async (extra: Record<string, string>) => {
+    const database = await createTestDatabase("bench_observability", databaseUrl);
+    databases.push(database);
+    const dataDir = mkdtempSync(join(tmpdir(), "bench-observability-"));
+    dataDirs.push(dataDir);
+    return referenceServerEnv(database.url, dataDir, appSecret, { ...held, ...extra });
+  };
+  // Each database migrated once: the GET reads a history that exists, rather than timing the error of a missing
+  // one (an exception with a source-mapped stack per request, a cost of its own that varies).
+  const migrated = new Set<string>();
+  const migrate = async (servers: Map<string, ServerProcess>) => {
+    for (const [name, server] of servers) {
+      if (migrated.has(name)) continue;
+      const response = await fetch(`http://127.0.0.1:${server.port}/databases/default/migrate`, {
+        method: "POST",
+        headers: migrator,
+      });
+      if (!response.ok)
+        throw new Error(`${name}: migrate answered ${response.status}: ${await response.text()}`);
+      migrated.add(name);
     }
-    const runId = randomBytes(4).toString("hex");
-    let made = 0;
-    const signed = () => {
-      const body = Buffer.from(delivery(`wamid.observability.${runId}.${made++}`));
-      return {
-        headers: {
-          "content-type": "application/json",
-          "x-hub-signature-256": whatsAppSignature(body, appSecret),
-        },
-        body,
-      };
+    return servers;
+  };
+  const runId = randomBytes(4).toString("hex");
+  let made = 0;
+  const signed = () => {
+    const body = Buffer.from(delivery(`wamid.observability.${runId}.${made++}`));
+    return {
+      headers: {
+        "content-type": "application/json",
+        "x-hub-signature-256": whatsAppSignature(body, appSecret),
+      },
+      body,
     };
-    const results = await interleavedLoad(
-      servers,
+  };
+  const webhookRow = `POST /whatsapp/webhook (${WEBHOOK_CONNECTIONS} connections)`;
+  const getRow = `reference server GET ${MIGRATIONS_PATH} with a JWT (${HONO_CONNECTIONS} connections)`;
+  const rows = new Map<string, RowLoad>([
+    [
+      webhookRow,
       (_name, server, seconds) => {
         const prepared = new PreparedRequests(signed, Math.ceil(PREPARED_PER_SECOND * seconds));
         return {
@@ -268,10 +313,9 @@ async function webhookComparisons(
           warmupSeconds: 0,
         };
       },
-      { ...s, label: "webhook acknowledgement" },
-    );
-    const authenticated = await interleavedLoad(
-      servers,
+    ],
+    [
+      getRow,
       (_name, server) => ({
         url: `http://127.0.0.1:${server.port}${MIGRATIONS_PATH}`,
         connections: HONO_CONNECTIONS,
@@ -280,21 +324,46 @@ async function webhookComparisons(
         durationSeconds: 0,
         warmupSeconds: 0,
       }),
-      { ...s, label: "reference server, authenticated GET" },
+    ],
+  ]);
+  try {
+    const baseEnv = await environment({});
+    const measuredEnv = await environment({});
+    const metricsEnv = await environment({ METRICS_PORT: "0" });
+    const off = await interleavedLoad(
+      "reference server, instrumentation off",
+      async (generation) =>
+        migrate(
+          await pairedProcess("reference", generation, [
+            ["base", { dir: baseDir, env: baseEnv }],
+            ["measured", { dir: ROOT, env: measuredEnv }],
+          ]),
+        ),
+      rows,
+      s,
     );
-    const rows = [
-      [`POST /whatsapp/webhook (${WEBHOOK_CONNECTIONS} connections)`, results],
-      [`reference server GET ${MIGRATIONS_PATH} with a JWT (${HONO_CONNECTIONS} connections)`, authenticated],
-    ] as const;
+    const metrics = await interleavedLoad(
+      "reference server, METRICS_PORT",
+      async () =>
+        migrate(
+          new Map([
+            ["measured", await startServerProcess(referenceScript, [], measuredEnv)],
+            ["measured, METRICS_PORT set", await startServerProcess(referenceScript, [], metricsEnv)],
+          ]),
+        ),
+      rows,
+      s,
+    );
+    const offRows = [...off.entries()];
+    const metricsRows = [...metrics.entries()];
     return {
-      off: rows.map(([row, r]) => loadComparison(row, r, "measured", "base")),
-      metrics: rows.map(([row, r]) =>
+      off: offRows.map(([row, r]) => loadComparison(row, r, "measured", "base")),
+      metrics: metricsRows.map(([row, r]) =>
         loadComparison(`${row}, METRICS_PORT set`, r, "measured, METRICS_PORT set", "measured"),
       ),
-      invalid: [...invalidRounds(results), ...invalidRounds(authenticated)],
+      invalid: [...offRows, ...metricsRows].flatMap(([, r]) => invalidRounds(r)),
     };
   } finally {
-    await Promise.all([...servers.values()].map((server) => server.stop()));
     for (const database of databases) await database.drop();
     for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
   }
@@ -313,12 +382,13 @@ export async function runObservabilityGroup(options: { quick: boolean }): Promis
   const id = "observability";
   const title = "6. Cost of the observability instrumentation (metrics, tracing, decision audit)";
   const { dir: baseDir, commit } = uninstrumentedCheckout((line) => console.log(line));
-  const http = {
-    rounds: options.quick ? 2 : 15,
+  const http: HttpSchedule = {
+    generations: options.quick ? 1 : HTTP_GENERATIONS,
+    rounds: options.quick ? 2 : HTTP_ROUNDS_PER_GENERATION,
     durationSeconds: options.quick ? 1 : 1.5,
     warmupSeconds: options.quick ? 0 : 1,
   };
-  const verify = await verifyComparisons(baseDir, options.quick);
+  const verify = verifyComparisons(baseDir, options.quick);
   const hono = await honoComparison(baseDir, http);
   const databaseUrl = process.env.TEST_DATABASE_URL;
   const webhook =
@@ -366,7 +436,7 @@ export async function runObservabilityGroup(options: { quick: boolean }): Promis
     ],
     rows: rows.map((c) => [
       c.row,
-      webhook?.metrics.includes(c) ? "METRICS_PORT set vs unset" : `this build vs ${commit.slice(0, 7)}`,
+      webhook?.metrics.includes(c) ? "METRICS_PORT set vs unset" : "this build vs without instrumentation",
       c.metric,
       sig(c.measured),
       sig(c.base),
@@ -383,9 +453,9 @@ export async function runObservabilityGroup(options: { quick: boolean }): Promis
     id,
     title,
     method: [
-      `The base is a real build of commit \`${commit.slice(0, 12)}\`, the last before metrics, tracing and the decision audit entered the packages: a \`git worktree\` of it, installed from the pnpm store and built (\`bench/src/base-build.ts\`; \`BENCH_BASE_DIR\` or \`BENCH_UNINSTRUMENTED_COMMIT\` choose another). Off means no \`onDecision\`, no OpenTelemetry SDK registered, no \`METRICS_PORT\`.`,
-      `Verification: \`authenticateNow\` of each build's jwt-rbac (authorization on, one scope on the route) on one token, in this process, ${options.quick ? 21 : VERIFY_ROUNDS} interleaved rounds of about 10 ms of CPU per variant, the order turned each round; the A/A control is a second instance of the base build's module, measured in the same rounds, and shows how far two copies of the same code drift apart here.`,
-      `HTTP: each checkout's own bench server script (\`hono-ours\`; the reference server with its worker held back, on a database of its own), ${http.rounds} interleaved rounds of ${http.durationSeconds} s (first round after ${http.warmupSeconds} s warm-up), the order turned each round. Server CPU per 2xx answer from /proc.`,
+      `The base is the same commit (\`${commit.slice(0, 12)}\`) built without its instrumentation code path: a \`git worktree\` of it, installed from the pnpm store and built with the statements labelled \`${INSTRUMENTATION_LABEL}:\` (the tracer checks and spans) dropped by esbuild (\`bench/src/base-build.ts\`; \`BENCH_BASE_DIR\` or \`BENCH_UNINSTRUMENTED_COMMIT\` choose another). Off means no \`onDecision\` (the reference server always has one: it logs refusals), no OpenTelemetry SDK registered, no \`METRICS_PORT\`.`,
+      `Verification: \`authenticateNow\` of each build's jwt-rbac (authorization on, one scope on the route) on one token, in ${options.quick ? 1 : VERIFY_PROCESSES} processes of ${options.quick ? 21 : VERIFY_ROUNDS} interleaved rounds of about 10 ms of CPU per variant (\`bench/src/observability-verify.ts\`), the order turned each round; the A/A control is a second instance of the base build's module, measured in the same rounds, and shows how far two copies of the same code drift apart here.`,
+      `HTTP, instrumentation off: both builds' servers in one process (\`bench/src/servers/paired-servers.ts\`: \`hono-ours\` as the http group serves it; the reference server with its worker held back, each build on a database of its own), so what makes one process run fast or slow for its whole life is shared by both; metrics on: this build's reference server with and without METRICS_PORT, in separate processes (prom-client's default metrics watch the whole process). ${http.generations} generations of fresh processes, the builds loaded in turned order, each measured in ${http.rounds} interleaved rounds of ${http.durationSeconds} s per row (the first after ${http.warmupSeconds} s of warm-up), the order turned each round. Server CPU per 2xx answer from /proc.`,
       "Every ratio is the median over rounds of (measured ÷ base) within the same round, so load from elsewhere on the shared machine, which moves both sides of a round alike, cancels out.",
     ],
     tables: [table],
