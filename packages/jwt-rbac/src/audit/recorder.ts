@@ -57,7 +57,8 @@ export function decisionRecorder(
   logger: Logger,
   digest: HexDigest,
 ): DecisionRecorder {
-  // A verified token's id, computed once per cached state (every request with that token shares it).
+  // A verified token's id, computed once per verified token: keyed by its claims object, which the cached state and
+  // every state made from it for one request (resource ids, a nonce header) share.
   const ids = new WeakMap<object, string>();
 
   const failed = (error: unknown) => {
@@ -98,7 +99,7 @@ export function decisionRecorder(
       });
 
     let tokenId: string | Promise<string> | null;
-    const known = authenticated === undefined ? undefined : ids.get(authenticated);
+    const known = authenticated === undefined ? undefined : ids.get(authenticated.claims);
     if (known !== undefined) tokenId = known;
     else {
       const jti = jtiOf(authenticated);
@@ -109,12 +110,12 @@ export function decisionRecorder(
         const hex = digest(token);
         tokenId = typeof hex === "string" ? hex.slice(0, 16) : hex.then((full) => full.slice(0, 16));
       }
-      if (authenticated !== undefined && typeof tokenId === "string") ids.set(authenticated, tokenId);
+      if (authenticated !== undefined && typeof tokenId === "string") ids.set(authenticated.claims, tokenId);
     }
     // After the answer is handed back: the listener runs on a later microtask (or once the digest settles).
     if (tokenId instanceof Promise) {
       tokenId.then((id) => {
-        if (authenticated !== undefined) ids.set(authenticated, id);
+        if (authenticated !== undefined) ids.set(authenticated.claims, id);
         deliver(build(id));
       }, failed);
     } else {
