@@ -7,8 +7,6 @@ import autocannon from "autocannon";
 /** A server under load, in its own process so it never shares a core's event loop with the load generator. */
 export interface ServerProcess {
   port: number;
-  /** Every port it printed (`LISTENING <port> <port> ...`: a process serving several servers), `port` first. */
-  ports: number[];
   pid: number;
   /** Its garbage collections so far, from V8's `--trace-gc-nvp` lines (a live total). */
   gc: GcTotals;
@@ -89,10 +87,8 @@ export function startServerProcess(
       if (!line.startsWith("LISTENING ")) return;
       clearTimeout(timer);
       child.removeAllListeners("exit");
-      const ports = line.slice("LISTENING ".length).trim().split(/\s+/).map(Number);
       resolve({
-        port: ports[0] as number,
-        ports,
+        port: Number(line.slice("LISTENING ".length)),
         pid: child.pid as number,
         gc,
         stop: () => stopChild(child),

@@ -115,14 +115,14 @@ interface HttpSchedule {
  */
 async function interleavedLoad(
   label: string,
-  start: (generation: number) => Promise<Map<string, ServerProcess>>,
+  start: () => Promise<Map<string, ServerProcess>>,
   rows: ReadonlyMap<string, RowLoad>,
   s: HttpSchedule,
 ): Promise<Map<string, Map<string, LoadResult[]>>> {
   const results = new Map<string, Map<string, LoadResult[]>>();
   let turn = 0;
   for (let generation = 0; generation < s.generations; generation++) {
-    const servers = await start(generation);
+    const servers = await start();
     try {
       const names = [...servers.keys()];
       for (const [row, load] of rows) {
@@ -176,27 +176,6 @@ const invalidRounds = (results: Map<string, LoadResult[]>) =>
     return non2xx === 0 ? [] : [`${name}: ${non2xx} non-2xx answers or errors`];
   });
 
-/**
- * One process serving each build's server (`servers/paired-servers.ts`), as one ServerProcess per build. The builds
- * are loaded in turned order from one generation to the next, so neither is always the first one loaded.
- */
-async function pairedProcess(
-  mode: "hono-ours" | "reference",
-  generation: number,
-  builds: readonly (readonly [string, { dir: string; env?: Record<string, string> }])[],
-  env: Record<string, string> = {},
-): Promise<Map<string, ServerProcess>> {
-  const script = join(ROOT, "bench", "src", "servers", "paired-servers.ts");
-  const ordered = builds.map((_, i) => builds[(i + generation) % builds.length] as (typeof builds)[number]);
-  const process_ = await startServerProcess(script, [mode], {
-    ...env,
-    BENCH_PAIRED: JSON.stringify(ordered.map(([, build]) => build)),
-  });
-  return new Map(
-    ordered.map(([name], index) => [name, { ...process_, port: process_.ports[index] as number }]),
-  );
-}
-
 /** Hono + ours, one token on every request, HS256: the http group's server script of each checkout. */
 async function honoComparison(
   baseDir: string,
@@ -204,20 +183,16 @@ async function honoComparison(
 ): Promise<{ comparison: Comparison; invalid: string[] }> {
   const keys = makeKeys("HS256");
   const env = { BENCH_KEYS: JSON.stringify(exportKeys(keys)) };
+  const script = (dir: string) => join(dir, "bench", "src", "servers", "http-server.ts");
   const headers = { authorization: `Bearer ${signToken(keys)}` };
   const row = `Hono + ours, same token (HS256, ${HONO_CONNECTIONS} connections)`;
   const results = await interleavedLoad(
     "Hono + ours",
-    (generation) =>
-      pairedProcess(
-        "hono-ours",
-        generation,
-        [
-          ["base", { dir: baseDir }],
-          ["measured", { dir: ROOT }],
-        ],
-        env,
-      ),
+    async () =>
+      new Map([
+        ["base", await startServerProcess(script(baseDir), ["hono-ours", "base"], env)],
+        ["measured", await startServerProcess(script(ROOT), ["hono-ours", "measured"], env)],
+      ]),
     new Map<string, RowLoad>([
       [
         row,
@@ -239,16 +214,15 @@ async function honoComparison(
 
 /**
  * The reference server's signed webhook acknowledgement (worker held back) and an authenticated GET, each build on a
- * database of its own. Instrumentation off: the build without it and this build, paired in one process per
- * generation. Metrics on: this build with METRICS_PORT set and without, in separate processes (prom-client's
- * default metrics watch the whole process).
+ * database of its own, each in its own process: instrumentation off, the build without it against this build;
+ * metrics on, this build with METRICS_PORT set against it without.
  */
 async function webhookComparisons(
   baseDir: string,
   databaseUrl: string,
   s: HttpSchedule,
 ): Promise<{ off: Comparison[]; metrics: Comparison[]; invalid: string[] }> {
-  const referenceScript = join(ROOT, "bench", "src", "servers", "reference-server.ts");
+  const script = (dir: string) => join(dir, "bench", "src", "servers", "reference-server.ts");
   const appSecret = randomBytes(24).toString("hex");
   // An RS256 key for the authenticated route, whose token (one scope, the same on every request) is a cache hit.
   const keys = makeKeys("RS256");
@@ -332,11 +306,11 @@ async function webhookComparisons(
     const metricsEnv = await environment({ METRICS_PORT: "0" });
     const off = await interleavedLoad(
       "reference server, instrumentation off",
-      async (generation) =>
+      async () =>
         migrate(
-          await pairedProcess("reference", generation, [
-            ["base", { dir: baseDir, env: baseEnv }],
-            ["measured", { dir: ROOT, env: measuredEnv }],
+          new Map([
+            ["base", await startServerProcess(script(baseDir), [], baseEnv)],
+            ["measured", await startServerProcess(script(ROOT), [], measuredEnv)],
           ]),
         ),
       rows,
@@ -347,8 +321,8 @@ async function webhookComparisons(
       async () =>
         migrate(
           new Map([
-            ["measured", await startServerProcess(referenceScript, [], measuredEnv)],
-            ["measured, METRICS_PORT set", await startServerProcess(referenceScript, [], metricsEnv)],
+            ["measured", await startServerProcess(script(ROOT), [], measuredEnv)],
+            ["measured, METRICS_PORT set", await startServerProcess(script(ROOT), [], metricsEnv)],
           ]),
         ),
       rows,
@@ -455,7 +429,7 @@ export async function runObservabilityGroup(options: { quick: boolean }): Promis
     method: [
       `The base is the same commit (\`${commit.slice(0, 12)}\`) built without its instrumentation code path: a \`git worktree\` of it, installed from the pnpm store and built with the statements labelled \`${INSTRUMENTATION_LABEL}:\` (the tracer checks and spans) dropped by esbuild (\`bench/src/base-build.ts\`; \`BENCH_BASE_DIR\` or \`BENCH_UNINSTRUMENTED_COMMIT\` choose another). Off means no \`onDecision\` (the reference server always has one: it logs refusals), no OpenTelemetry SDK registered, no \`METRICS_PORT\`.`,
       `Verification: \`authenticateNow\` of each build's jwt-rbac (authorization on, one scope on the route) on one token, in ${options.quick ? 1 : VERIFY_PROCESSES} processes of ${options.quick ? 21 : VERIFY_ROUNDS} interleaved rounds of about 10 ms of CPU per variant (\`bench/src/observability-verify.ts\`), the order turned each round; the A/A control is a second instance of the base build's module, measured in the same rounds, and shows how far two copies of the same code drift apart here.`,
-      `HTTP, instrumentation off: both builds' servers in one process (\`bench/src/servers/paired-servers.ts\`: \`hono-ours\` as the http group serves it; the reference server with its worker held back, each build on a database of its own), so what makes one process run fast or slow for its whole life is shared by both; metrics on: this build's reference server with and without METRICS_PORT, in separate processes (prom-client's default metrics watch the whole process). ${http.generations} generations of fresh processes, the builds loaded in turned order, each measured in ${http.rounds} interleaved rounds of ${http.durationSeconds} s per row (the first after ${http.warmupSeconds} s of warm-up), the order turned each round. Server CPU per 2xx answer from /proc.`,
+      `HTTP: each build's own bench server script in a process of its own (\`hono-ours\` as the http group serves it; the reference server with its worker held back, each build on a database of its own, migrated). ${http.generations} generations of fresh processes, each measured in ${http.rounds} interleaved rounds of ${http.durationSeconds} s per row (the first after ${http.warmupSeconds} s of warm-up), the order turned each round: a process can run several percent fast or slow for its whole life, so the rounds come from many processes. (Both builds' servers in one process were tried and scattered more.) Server CPU per 2xx answer from /proc.`,
       "Every ratio is the median over rounds of (measured ÷ base) within the same round, so load from elsewhere on the shared machine, which moves both sides of a round alike, cancels out.",
     ],
     tables: [table],
