@@ -23,7 +23,10 @@ export interface DecisionSources {
 /** `SHA-256(text)` as lower-case hex, synchronously where the runtime can (node:crypto), else a promise. */
 export type HexDigest = (text: string) => string | Promise<string>;
 
-/** Reports a decision (an allowed one only under `audit: "all"`, which `audited` checks), never delaying or changing the answer it is given. */
+/**
+ * Reports a decision (an allowed one only under `audit: "all"`, which `audited` checks), never delaying or
+ * changing the answer it is given.
+ */
 export type DecisionRecorder = (
   method: string,
   result: AuthResult<object>,
