@@ -4,7 +4,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTestDatabase, type TestDatabase } from "@agent-platform/test-support/database";
-import { whatsAppSignature } from "@agent-platform/test-support/webhook-signatures";
 import { INSTRUMENTATION_LABEL, uninstrumentedCheckout } from "./base-build.js";
 import { medianRoundRatio, roundRatios } from "./interleave.js";
 import { exportKeys, makeKeys, signToken } from "./keys.js";
@@ -20,7 +19,7 @@ import { BENCH_PATH } from "./ours.js";
 import { ROOT } from "./report.js";
 import { median, sig } from "./stats.js";
 import type { GroupResult, Table, Target } from "./types.js";
-import { delivery, referenceServerEnv } from "./webhook.js";
+import { referenceServerEnv, signedDeliveries } from "./webhook.js";
 
 /** Instrumentation present but off (no `onDecision`, no tracer provider, no METRICS_PORT): at most this × the build without it. */
 const OFF_LIMIT = 1.02;
@@ -258,18 +257,7 @@ async function webhookComparisons(
     }
     return servers;
   };
-  const runId = randomBytes(4).toString("hex");
-  let made = 0;
-  const signed = () => {
-    const body = Buffer.from(delivery(`wamid.observability.${runId}.${made++}`));
-    return {
-      headers: {
-        "content-type": "application/json",
-        "x-hub-signature-256": whatsAppSignature(body, appSecret),
-      },
-      body,
-    };
-  };
+  const signed = signedDeliveries("observability", appSecret);
   const webhookRow = `POST /whatsapp/webhook (${WEBHOOK_CONNECTIONS} connections)`;
   const getRow = `reference server GET ${MIGRATIONS_PATH} with a JWT (${HONO_CONNECTIONS} connections)`;
   const rows = new Map<string, RowLoad>([

@@ -57,6 +57,25 @@ export function delivery(messageId: string, from = "15551230000"): string {
   });
 }
 
+/** Signed WhatsApp deliveries, each carrying a message id of its own (`wamid.<prefix>.<run>.<n>`). */
+export function signedDeliveries(
+  prefix: string,
+  appSecret: string,
+): () => { headers: Record<string, string>; body: Buffer } {
+  const runId = randomBytes(4).toString("hex");
+  let made = 0;
+  return () => {
+    const body = Buffer.from(delivery(`wamid.${prefix}.${runId}.${made++}`));
+    return {
+      headers: {
+        "content-type": "application/json",
+        "x-hub-signature-256": whatsAppSignature(body, appSecret),
+      },
+      body,
+    };
+  };
+}
+
 /**
  * The database's own ceiling for this workload: `clients` clients each committing one single-row
  * INSERT ... ON CONFLICT DO NOTHING after another (autocommit, a durable commit each), straight through
@@ -175,19 +194,8 @@ export async function runWebhookGroup(options: { quick: boolean }): Promise<Grou
     const floorServer = await startServerProcess(FLOOR_SCRIPT, [], { DATABASE_URL: database.url });
     servers.push(floorServer);
 
-    const runId = randomBytes(4).toString("hex");
-    let made = 0;
     let sent = 0;
-    const signed = () => {
-      const body = Buffer.from(delivery(`wamid.bench.${runId}.${made++}`));
-      return {
-        headers: {
-          "content-type": "application/json",
-          "x-hub-signature-256": whatsAppSignature(body, appSecret),
-        },
-        body,
-      };
-    };
+    const signed = signedDeliveries("bench", appSecret);
     // Signed ahead of each load run, enough for the fastest case here, so the load generator's signing does not
     // compete for the cores during the measurement (what runs short is signed on the fly and reported).
     let signedLate = 0;
